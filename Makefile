@@ -1,0 +1,117 @@
+# beeburst - the Makefile is the interface. Tools are pinned and installed into bin/;
+# Kubernetes binaries (envtest, testbed) are built from Go module sources into a cache that
+# survives clones on the same machine ($(CACHE_DIR)), and rebuilt on a fresh one.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+IMG_TAG ?= dev
+IMG ?= beeburst/manager:$(IMG_TAG)
+AGENT_IMG ?= beeburst/agent:$(IMG_TAG)
+
+LOCALBIN ?= $(CURDIR)/bin
+CACHE_DIR ?= $(HOME)/.cache/beeburst
+K8S_VERSION ?= v1.36.3
+ETCD_VERSION ?= v3.6.8
+K8S_BIN ?= $(CACHE_DIR)/k8s-$(K8S_VERSION)
+
+CONTROLLER_TOOLS_VERSION ?= v0.21.0
+HELM_VERSION ?= v3.19.0
+GINKGO_VERSION ?= v2.28.1
+
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+
+export GOFLAGS := -buildvcs=false
+
+.PHONY: all
+all: build
+
+##@ General
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+.PHONY: manifests
+manifests: controller-gen ## Generate the CRD and RBAC into config/ and the chart.
+	$(CONTROLLER_GEN) rbac:roleName=beeburst-manager crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	hack/sync-chart.sh
+
+.PHONY: generate
+generate: controller-gen ## Generate deepcopy code.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## go vet.
+	go vet ./...
+
+.PHONY: verify
+verify: manifests generate fmt ## Regenerate everything and fail if the tree changed.
+	@if [ -n "$$(git status --porcelain -- api config charts controllers internal cmd)" ]; then \
+	  echo "verify: generated files are out of date; run 'make manifests generate fmt' and commit:"; \
+	  git status --porcelain -- api config charts controllers internal cmd; git --no-pager diff --stat; exit 1; fi
+	@echo "verify: generated files are up to date"
+
+##@ Test
+.PHONY: test
+test: vet test-unit test-envtest ## The test command: vet, unit tests, envtest suite (and e2e where it can run).
+
+.PHONY: test-unit
+test-unit: ## Unit tests of the pure packages and commands (real fio/iperf3 where installed by tools-host).
+	go test ./api/... ./internal/... ./cmd/... -count=1
+
+.PHONY: test-envtest
+test-envtest: envtest ## Ginkgo + envtest suite against a real kube-apiserver and etcd.
+	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test ./controllers/... ./test/integration/... -count=1 -timeout 20m
+
+.PHONY: envtest
+envtest: $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd ## Build kube-apiserver and etcd for envtest from Go module sources (cached).
+$(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd:
+	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/build-k8s.sh $(K8S_BIN) kube-apiserver etcd
+
+##@ Build
+.PHONY: build
+build: ## Build the manager, agent and kubectl plugin into bin/.
+	CGO_ENABLED=0 go build -o $(LOCALBIN)/manager ./cmd/manager
+	CGO_ENABLED=0 go build -o $(LOCALBIN)/agent ./cmd/agent
+	CGO_ENABLED=0 go build -o $(LOCALBIN)/kubectl-beeburst ./cmd/kubectl-beeburst
+
+.PHONY: run
+run: manifests generate ## Run the manager against the current kubeconfig.
+	go run ./cmd/manager
+
+##@ Deployment
+.PHONY: install
+install: manifests ## Install the CRDs into the current kubeconfig's cluster.
+	kubectl apply --server-side -f config/crd/bases
+
+.PHONY: uninstall
+uninstall: ## Remove the CRDs.
+	kubectl delete --ignore-not-found -f config/crd/bases
+
+.PHONY: helm-lint
+helm-lint: helm manifests ## Lint the chart and check it agrees with config/.
+	$(HELM) lint charts/beeburst
+	hack/check-chart.sh "$(HELM)"
+
+##@ Tools
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN)
+$(CONTROLLER_GEN):
+	mkdir -p $(LOCALBIN) && GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	mv $(LOCALBIN)/controller-gen $(CONTROLLER_GEN)
+
+.PHONY: helm
+helm: $(HELM)
+$(HELM):
+	mkdir -p $(LOCALBIN) && GOBIN=$(LOCALBIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mv $(LOCALBIN)/helm $(HELM)
+
+.PHONY: clean
+clean: ## Remove bin/ (the Kubernetes cache in $(CACHE_DIR) stays).
+	rm -rf $(LOCALBIN)

@@ -1,0 +1,965 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// EngineType names the file system that backs a burst buffer.
+// +kubebuilder:validation:Enum=beegfs;local
+type EngineType string
+
+const (
+	// EngineBeeGFS is an ad-hoc BeeGFS 8 instance over the nodes' local drives (BeeOND's
+	// layout). Every workload node needs the BeeGFS client kernel module.
+	EngineBeeGFS EngineType = "beegfs"
+	// EngineLocal is private node-local scratch: one directory per node, no shared
+	// namespace, no kernel module. Runs anywhere.
+	EngineLocal EngineType = "local"
+)
+
+// LinkEncoding is the line code of a network link; the usable data rate is the signalling
+// rate times the encoding's efficiency.
+// +kubebuilder:validation:Enum="8b/10b";"64b/66b";"128b/130b";"256b/257b";"none"
+type LinkEncoding string
+
+// Encodings known to the limits engine.
+const (
+	Encoding8b10b    LinkEncoding = "8b/10b"
+	Encoding64b66b   LinkEncoding = "64b/66b"
+	Encoding128b130b LinkEncoding = "128b/130b"
+	Encoding256b257b LinkEncoding = "256b/257b"
+	EncodingNone     LinkEncoding = "none"
+)
+
+// ValidationProfile selects how much of the staged limit method runs before Ready.
+// +kubebuilder:validation:Enum=none;quick;standard
+type ValidationProfile string
+
+const (
+	// ProfileNone runs stage 1 only: limits computed from the hardware, nothing measured.
+	ProfileNone ValidationProfile = "none"
+	// ProfileQuick runs stage 2 (component probes) and a short stage-3 sweep.
+	ProfileQuick ValidationProfile = "quick"
+	// ProfileStandard runs stage 2, the full stage-3 sweep with stage-4 monitoring, and the
+	// workload benchmarks (shared file, random 4 KiB, metadata).
+	ProfileStandard ValidationProfile = "standard"
+)
+
+// TeardownPolicy says when a burst buffer goes away.
+// +kubebuilder:validation:Enum=AfterWorkload;AfterTTL;Manual
+type TeardownPolicy string
+
+const (
+	// TeardownAfterWorkload tears down once every workload pod has completed (and stage-out
+	// has finished).
+	TeardownAfterWorkload TeardownPolicy = "AfterWorkload"
+	// TeardownAfterTTL tears down spec.teardown.ttl after the burst buffer became Ready.
+	TeardownAfterTTL TeardownPolicy = "AfterTTL"
+	// TeardownManual tears down only when the BurstBuffer is deleted.
+	TeardownManual TeardownPolicy = "Manual"
+)
+
+// BurstBufferSpec is what the user asks for: a file system over some nodes' local drives, for
+// one job. Fields that decide where data lives are immutable after creation.
+//
+// +kubebuilder:validation:XValidation:rule="self.layout.metadataServers <= self.nodes.count",message="layout.metadataServers must not exceed nodes.count: every metadata server runs on its own node; lower layout.metadataServers or raise nodes.count"
+// +kubebuilder:validation:XValidation:rule="!has(self.layout.stripeWidth) || self.layout.stripeWidth <= self.nodes.count * self.layout.storageTargetsPerNode",message="layout.stripeWidth must not exceed the number of storage targets (nodes.count x layout.storageTargetsPerNode); lower the stripe width or add nodes"
+// +kubebuilder:validation:XValidation:rule="!has(self.validation.sweep) || !has(self.validation.sweep.nodes) || self.validation.sweep.nodes.all(n, n <= self.nodes.count)",message="validation.sweep.nodes may not name more nodes than nodes.count"
+// +kubebuilder:validation:XValidation:rule="!has(self.hardware) || !has(self.hardware.colocated) || !self.hardware.colocated || !has(self.hardware.clients) || !has(self.hardware.servers) || !has(self.hardware.clients.nodes) || !has(self.hardware.servers.nodes) || self.hardware.clients.nodes == self.hardware.servers.nodes",message="hardware.colocated means clients and servers are the same nodes: hardware.clients.nodes and hardware.servers.nodes must be equal"
+type BurstBufferSpec struct {
+	// engine is the file system: "beegfs" (default; needs the BeeGFS client kernel module on
+	// every workload node) or "local" (private node-local scratch, runs anywhere).
+	// Immutable.
+	// +kubebuilder:default=beegfs
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="engine is immutable; create a new BurstBuffer to change it"
+	// +optional
+	Engine EngineType `json:"engine,omitempty"`
+
+	// nodes selects the nodes that carry the burst buffer. Immutable.
+	// +kubebuilder:default={count: 1}
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="nodes is immutable; create a new BurstBuffer to change where it lives"
+	// +optional
+	Nodes NodesSpec `json:"nodes,omitzero"`
+
+	// storage says where on each node the burst buffer keeps its data.
+	// +kubebuilder:default={}
+	// +optional
+	Storage StorageSpec `json:"storage,omitzero"`
+
+	// layout is the file system's shape: metadata servers, targets, striping. Ignored by the
+	// local engine.
+	// +kubebuilder:default={}
+	// +optional
+	Layout LayoutSpec `json:"layout,omitzero"`
+
+	// hardware holds documented figures for stage 1 of the limit method (theory from the
+	// hardware). Everything is optional: what is not given is discovered from the nodes
+	// (node labels, probes) and the status says where each figure came from.
+	// +optional
+	Hardware *HardwareSpec `json:"hardware,omitempty"`
+
+	// validation selects which stages of the limit method run before the burst buffer is
+	// Ready.
+	// +kubebuilder:default={}
+	// +optional
+	Validation ValidationSpec `json:"validation,omitzero"`
+
+	// workload selects the pods that use the burst buffer and where they see it.
+	// +kubebuilder:default={}
+	// +optional
+	Workload WorkloadSpec `json:"workload,omitzero"`
+
+	// stageIn lists data copied into the burst buffer before the workload's pods start.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	StageIn []StageSpec `json:"stageIn,omitempty"`
+
+	// stageOut lists data copied out of the burst buffer after the workload finished. Data
+	// named here is never deleted before it was copied, unless teardown.hurry is true.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	StageOut []StageSpec `json:"stageOut,omitempty"`
+
+	// teardown says when the burst buffer goes away.
+	// +kubebuilder:default={}
+	// +optional
+	Teardown TeardownSpec `json:"teardown,omitzero"`
+
+	// beegfs holds settings of the beegfs engine. Ignored by the local engine.
+	// +optional
+	BeeGFS *BeeGFSSpec `json:"beegfs,omitempty"`
+}
+
+// NodesSpec selects nodes.
+type NodesSpec struct {
+	// selector restricts the candidate nodes by label. Empty: any schedulable node.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// count is how many nodes carry the burst buffer.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	// +kubebuilder:default=1
+	// +optional
+	Count int32 `json:"count,omitempty"`
+}
+
+// StorageSpec is the node-local storage of each node.
+type StorageSpec struct {
+	// path is the absolute node-local path where the drive is mounted (the "NVMe"). The
+	// burst buffer keeps its data in a directory of its own below it.
+	// +kubebuilder:default="/mnt/nvme"
+	// +kubebuilder:validation:Pattern=`^/[^\x00]*$`
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self != '/'",message="storage.path must not be the root directory"
+	// +kubebuilder:validation:XValidation:rule="!self.contains('/../') && !self.endsWith('/..')",message="storage.path must not contain '..'"
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// capacityPerNode is the space the burst buffer may use on each node. Empty: what the
+	// drive has free.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="storage.capacityPerNode must be greater than zero"
+	// +optional
+	CapacityPerNode *resource.Quantity `json:"capacityPerNode,omitempty"`
+}
+
+// LayoutSpec is the shape of a BeeGFS instance.
+type LayoutSpec struct {
+	// metadataServers is the number of metadata services, placed on the first nodes (as in
+	// BeeOND). Must not exceed nodes.count.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +kubebuilder:default=1
+	// +optional
+	MetadataServers int32 `json:"metadataServers,omitempty"`
+
+	// storageTargetsPerNode is the number of storage targets on each node.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	// +kubebuilder:default=1
+	// +optional
+	StorageTargetsPerNode int32 `json:"storageTargetsPerNode,omitempty"`
+
+	// chunkSize is the BeeGFS stripe chunk size: a power of two from 64Ki to 512Mi.
+	// +kubebuilder:default="512Ki"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isInteger() && quantity(string(self)).asInteger() in [65536, 131072, 262144, 524288, 1048576, 2097152, 4194304, 8388608, 16777216, 33554432, 67108864, 134217728, 268435456, 536870912]",message="layout.chunkSize must be a power of two from 64Ki to 512Mi, e.g. 512Ki or 1Mi"
+	// +optional
+	ChunkSize *resource.Quantity `json:"chunkSize,omitempty"`
+
+	// stripeWidth is the number of storage targets each file is striped over. Empty: 4, or
+	// all targets when there are fewer. Must not exceed the number of storage targets.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	StripeWidth *int32 `json:"stripeWidth,omitempty"`
+}
+
+// HardwareSpec holds the documented hardware figures that stage 1 computes limits from. Rates
+// are quantities: "100G" is 100e9 bits per second, "3G" bytes per second 3e9 (decimal).
+type HardwareSpec struct {
+	// clients are the nodes running the job's processes.
+	// +optional
+	Clients *ClientsHardware `json:"clients,omitempty"`
+
+	// servers are the nodes running storage services. In a burst buffer these are the same
+	// nodes as the clients (see colocated).
+	// +optional
+	Servers *ServersHardware `json:"servers,omitempty"`
+
+	// fabric is the network between clients and servers. Empty: non-blocking, no service
+	// traffic.
+	// +optional
+	Fabric *FabricHardware `json:"fabric,omitempty"`
+
+	// devices are the storage devices of each server node. Empty: not a known limit (the
+	// status says so).
+	// +optional
+	Devices *DevicesHardware `json:"devices,omitempty"`
+
+	// colocated says clients and storage servers are the same nodes (a burst buffer): only
+	// (Ns-1)/Ns of each client's data crosses the network. Empty: true for a BurstBuffer, whose
+	// clients are its own nodes.
+	// +optional
+	Colocated *bool `json:"colocated,omitempty"`
+}
+
+// ClientsHardware describes the client side.
+type ClientsHardware struct {
+	// nodes is the number of client nodes (M). Empty: the burst buffer's node count.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Nodes *int32 `json:"nodes,omitempty"`
+
+	// processesPerNode is the number of client processes per node (N); each gets link/N.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ProcessesPerNode *int32 `json:"processesPerNode,omitempty"`
+
+	// link is each client node's network link.
+	// +optional
+	Link *LinkHardware `json:"link,omitempty"`
+}
+
+// ServersHardware describes the storage server side.
+type ServersHardware struct {
+	// nodes is the number of storage server nodes (Ns). Empty: the burst buffer's node count.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Nodes *int32 `json:"nodes,omitempty"`
+
+	// link is each server node's network link.
+	// +optional
+	Link *LinkHardware `json:"link,omitempty"`
+}
+
+// LinkHardware is one node's network link.
+type LinkHardware struct {
+	// rateBitsPerSecond is the link's signalling rate in bits per second, e.g. "100G".
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="link rateBitsPerSecond must be greater than zero, e.g. 100G"
+	RateBitsPerSecond resource.Quantity `json:"rateBitsPerSecond"`
+
+	// encoding is the line code applied to the signalling rate: 8b/10b, 64b/66b, 128b/130b,
+	// 256b/257b or none (the rate is already the data rate).
+	// +kubebuilder:default="none"
+	// +optional
+	Encoding LinkEncoding `json:"encoding,omitempty"`
+}
+
+// FabricHardware is the network fabric between clients and servers.
+type FabricHardware struct {
+	// bisectionBitsPerSecond is the fabric's bisection bandwidth. Empty: non-blocking
+	// (min of the client and server sides).
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="fabric bisectionBitsPerSecond must be greater than zero"
+	// +optional
+	BisectionBitsPerSecond *resource.Quantity `json:"bisectionBitsPerSecond,omitempty"`
+
+	// serviceTrafficBitsPerSecond is traffic that shares the transport network (metadata,
+	// locks, monitoring) and is subtracted from it.
+	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isLessThan(quantity('0'))",message="fabric serviceTrafficBitsPerSecond must not be negative"
+	// +optional
+	ServiceTrafficBitsPerSecond *resource.Quantity `json:"serviceTrafficBitsPerSecond,omitempty"`
+}
+
+// DevicesHardware is the storage devices of each server node.
+type DevicesHardware struct {
+	// perNode is the number of devices per node.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=1
+	// +optional
+	PerNode int32 `json:"perNode,omitempty"`
+
+	// writeBytesPerSecond is one device's sequential write bandwidth, e.g. "3G".
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="devices writeBytesPerSecond must be greater than zero"
+	// +optional
+	WriteBytesPerSecond *resource.Quantity `json:"writeBytesPerSecond,omitempty"`
+
+	// readBytesPerSecond is one device's sequential read bandwidth, e.g. "6G".
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="devices readBytesPerSecond must be greater than zero"
+	// +optional
+	ReadBytesPerSecond *resource.Quantity `json:"readBytesPerSecond,omitempty"`
+}
+
+// ValidationSpec selects the stages of the limit method that run before Ready.
+type ValidationSpec struct {
+	// profile: none (stage 1 only), quick (component probes + a short sweep, about a minute),
+	// standard (full sweep with monitoring + workload benchmarks).
+	// +kubebuilder:default=quick
+	// +optional
+	Profile ValidationProfile `json:"profile,omitempty"`
+
+	// sweep overrides the profile's stage-3 grid.
+	// +optional
+	Sweep *SweepSpec `json:"sweep,omitempty"`
+
+	// timeBudget bounds the whole validation. Over budget, it stops, what was measured is
+	// published and the Validated condition says it was cut short.
+	// +kubebuilder:default="10m"
+	// +optional
+	TimeBudget *metav1.Duration `json:"timeBudget,omitempty"`
+
+	// minimumEfficiencyPercent is the lowest acceptable efficiency (measured best / stage-1
+	// limit) in percent; below it a BelowExpectation warning is published.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=50
+	// +optional
+	MinimumEfficiencyPercent int32 `json:"minimumEfficiencyPercent,omitempty"`
+
+	// stragglerPercent: a node whose stage-4 figure is more than this share below the median
+	// is a straggler.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=20
+	// +optional
+	StragglerPercent int32 `json:"stragglerPercent,omitempty"`
+
+	// reuseComponentResultsFor: stage-2 results of a node younger than this are reused
+	// instead of probing the node again. 0s: always probe.
+	// +kubebuilder:default="1h"
+	// +optional
+	ReuseComponentResultsFor *metav1.Duration `json:"reuseComponentResultsFor,omitempty"`
+}
+
+// SweepSpec is the stage-3 grid: every combination of nodes x processesPerNode.
+type SweepSpec struct {
+	// nodes are the client node counts (M) to try.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +optional
+	Nodes []int32 `json:"nodes,omitempty"`
+
+	// processesPerNode are the processes per node (N) to try.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=256
+	// +optional
+	ProcessesPerNode []int32 `json:"processesPerNode,omitempty"`
+
+	// blockSize is the size of each write or read call.
+	// +kubebuilder:default="1Mi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('4Ki'))",message="validation.sweep.blockSize must be larger than 4Ki"
+	// +optional
+	BlockSize *resource.Quantity `json:"blockSize,omitempty"`
+
+	// durationSeconds is how long each point of the grid runs (stonewalled).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=600
+	// +kubebuilder:default=5
+	// +optional
+	DurationSeconds int32 `json:"durationSeconds,omitempty"`
+}
+
+// WorkloadSpec says which pods use the burst buffer and where they see it.
+type WorkloadSpec struct {
+	// selector picks the workload's pods in the BurstBuffer's namespace. Pods it selects that
+	// carry the beeburst.io/ready scheduling gate stay unscheduled until the burst buffer is
+	// Ready. Empty: pods labelled beeburst.io/burst-buffer=<name>.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// mountPath is where the file system appears inside the workload's containers.
+	// +kubebuilder:default="/mnt/beeburst"
+	// +kubebuilder:validation:Pattern=`^/.+`
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	MountPath string `json:"mountPath,omitempty"`
+}
+
+// StageSpec is one copy between the burst buffer and durable storage. Exactly one of
+// persistentVolumeClaim and url is set.
+// +kubebuilder:validation:XValidation:rule="has(self.persistentVolumeClaim) != has(self.url)",message="set exactly one of persistentVolumeClaim and url"
+type StageSpec struct {
+	// path is the directory inside the burst buffer, relative to its root.
+	// +kubebuilder:default="."
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="path must be relative to the burst buffer's root and must not contain '..'"
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// persistentVolumeClaim is a claim in the BurstBuffer's namespace.
+	// +optional
+	PersistentVolumeClaim *PVCSource `json:"persistentVolumeClaim,omitempty"`
+
+	// url is an object store location (s3://bucket/prefix).
+	// +kubebuilder:validation:Pattern=`^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$`
+	// +optional
+	URL string `json:"url,omitempty"`
+}
+
+// PVCSource names a directory on a PersistentVolumeClaim.
+type PVCSource struct {
+	// claimName is the claim's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClaimName string `json:"claimName"`
+
+	// path is a directory on the claim, relative to its root.
+	// +kubebuilder:default="."
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="persistentVolumeClaim.path must be relative and must not contain '..'"
+	// +optional
+	Path string `json:"path,omitempty"`
+}
+
+// TeardownSpec says when the burst buffer goes away.
+// +kubebuilder:validation:XValidation:rule="self.policy != 'AfterTTL' || has(self.ttl)",message="teardown.ttl is required when teardown.policy is AfterTTL"
+type TeardownSpec struct {
+	// policy: AfterWorkload (default: once every workload pod completed and stage-out
+	// finished), AfterTTL (ttl after Ready), Manual (when the BurstBuffer is deleted).
+	// +kubebuilder:default=AfterWorkload
+	// +optional
+	Policy TeardownPolicy `json:"policy,omitempty"`
+
+	// ttl is the lifetime after Ready for policy AfterTTL.
+	// +optional
+	TTL *metav1.Duration `json:"ttl,omitempty"`
+
+	// hurry skips stage-out at teardown and deletion. Data named in stageOut is then lost:
+	// set it only when you mean it.
+	// +optional
+	Hurry bool `json:"hurry,omitempty"`
+}
+
+// BeeGFSSpec holds settings of the beegfs engine.
+type BeeGFSSpec struct {
+	// images of the BeeGFS services.
+	// +optional
+	Images *BeeGFSImages `json:"images,omitempty"`
+
+	// interfaces are the network interfaces BeeGFS services and clients use, in order of
+	// preference (connInterfacesFile). Empty: all.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Interfaces []string `json:"interfaces,omitempty"`
+
+	// authenticationDisabled turns off connection authentication and TLS. Only for
+	// debugging: anyone who reaches the nodes' ports can then read and write the data.
+	// +optional
+	AuthenticationDisabled bool `json:"authenticationDisabled,omitempty"`
+}
+
+// BeeGFSImages are container images of BeeGFS 8 services.
+type BeeGFSImages struct {
+	// management image. Empty: ghcr.io/thinkparq/beegfs-mgmtd pinned by the operator.
+	// +optional
+	Management string `json:"management,omitempty"`
+	// metadata image. Empty: ghcr.io/thinkparq/beegfs-meta pinned by the operator.
+	// +optional
+	Metadata string `json:"metadata,omitempty"`
+	// storage image. Empty: ghcr.io/thinkparq/beegfs-storage pinned by the operator.
+	// +optional
+	Storage string `json:"storage,omitempty"`
+	// client image with the beegfs CLI and client tools. Empty: pinned by the operator.
+	// +optional
+	Client string `json:"client,omitempty"`
+}
+
+// Phase is a one-word summary of where a burst buffer is in its life. Conditions carry the
+// detail; the phase is for `kubectl get`.
+type Phase string
+
+// Phases, in the order a healthy burst buffer passes them.
+const (
+	PhasePending        Phase = "Pending"
+	PhaseProvisioning   Phase = "Provisioning"
+	PhaseMeasuring      Phase = "Measuring"
+	PhaseStagingIn      Phase = "StagingIn"
+	PhaseReady          Phase = "Ready"
+	PhaseStagingOut     Phase = "StagingOut"
+	PhaseTearingDown    Phase = "TearingDown"
+	PhaseDegraded       Phase = "Degraded"
+	PhaseFailed         Phase = "Failed"
+	PhaseStageOutFailed Phase = "StageOutFailed"
+)
+
+// BurstBufferStatus is what the operator observed and measured.
+type BurstBufferStatus struct {
+	// phase is a one-word summary; conditions hold the detail.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// conditions: Ready summarises; LimitsEstimated, Provisioned, ComponentsMeasured,
+	// Validated, StagedIn, StagedOut and ClientsMounted tell the stages.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the spec generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// nodes carry the burst buffer, with their roles.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Nodes []NodeStatus `json:"nodes,omitempty"`
+
+	// nodeCount is the number of nodes in status.nodes.
+	// +optional
+	NodeCount int32 `json:"nodeCount,omitempty"`
+
+	// capacity is the total space of the burst buffer over all nodes.
+	// +optional
+	Capacity *resource.Quantity `json:"capacity,omitempty"`
+
+	// mount says how workload pods reach the file system.
+	// +optional
+	Mount *MountStatus `json:"mount,omitempty"`
+
+	// limits are the figures of the staged limit method, stage by stage.
+	// +optional
+	Limits *LimitsStatus `json:"limits,omitempty"`
+
+	// summary holds human-readable figures for `kubectl get`; the typed figures are in limits.
+	// +optional
+	Summary *Summary `json:"summary,omitempty"`
+
+	// warnings are findings a user should read: a component below its documented figure, a
+	// measurement above its limit (caching suspected; not published), stragglers, low
+	// efficiency.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Warnings []Warning `json:"warnings,omitempty"`
+
+	// workload tells which of the workload's pods are gated and when teardown happens.
+	// +optional
+	Workload *WorkloadStatus `json:"workload,omitempty"`
+
+	// stageIn is the progress of stage-in.
+	// +optional
+	StageIn *StageStatus `json:"stageIn,omitempty"`
+
+	// stageOut is the progress of stage-out.
+	// +optional
+	StageOut *StageStatus `json:"stageOut,omitempty"`
+
+	// beegfs holds what the operator allocated for the beegfs engine.
+	// +optional
+	BeeGFS *BeeGFSStatus `json:"beegfs,omitempty"`
+
+	// validationStartTime is when stage 2 started; the time budget counts from here.
+	// +optional
+	ValidationStartTime *metav1.Time `json:"validationStartTime,omitempty"`
+
+	// readyTime is when the burst buffer first became Ready.
+	// +optional
+	ReadyTime *metav1.Time `json:"readyTime,omitempty"`
+}
+
+// Node roles.
+const (
+	RoleManagement = "management"
+	RoleMetadata   = "metadata"
+	RoleStorage    = "storage"
+	RoleClient     = "client"
+)
+
+// NodeStatus is one node of the burst buffer.
+type NodeStatus struct {
+	// name of the Node.
+	Name string `json:"name"`
+	// roles of the node: management, metadata, storage, client.
+	// +listType=set
+	// +optional
+	Roles []string `json:"roles,omitempty"`
+	// path is the burst buffer's directory on the node.
+	// +optional
+	Path string `json:"path,omitempty"`
+	// prepared is true once the node's directory exists (local engine) or its services run.
+	// +optional
+	Prepared bool `json:"prepared,omitempty"`
+}
+
+// MountStatus says how workload pods reach the file system.
+type MountStatus struct {
+	// path inside workload containers.
+	Path string `json:"path"`
+	// hostPath is the node directory mounted at path (local engine: the node-local directory;
+	// beegfs: the client mount point).
+	// +optional
+	HostPath string `json:"hostPath,omitempty"`
+	// nodeLabel is the label key=value set on the burst buffer's nodes, for workload affinity.
+	// +optional
+	NodeLabel string `json:"nodeLabel,omitempty"`
+}
+
+// Summary holds human-readable figures for printer columns.
+type Summary struct {
+	// writeLimit is the current write limit (stage 2 measured if present, else stage 1), e.g. "1.20 GB/s".
+	// +optional
+	WriteLimit string `json:"writeLimit,omitempty"`
+	// writeMeasured is the stage-3 best write bandwidth, e.g. "1.01 GB/s".
+	// +optional
+	WriteMeasured string `json:"writeMeasured,omitempty"`
+	// efficiency is stage-3 best / limit for writes, e.g. "0.84".
+	// +optional
+	Efficiency string `json:"efficiency,omitempty"`
+	// bottleneck is the component that limits writes.
+	// +optional
+	Bottleneck string `json:"bottleneck,omitempty"`
+}
+
+// Figure sources: where a stage-1 figure came from.
+const (
+	SourceSpec       = "spec"
+	SourceLabel      = "label"
+	SourceDiscovered = "discovered"
+	SourceMeasured   = "measured"
+	SourceUnknown    = "unknown"
+)
+
+// LimitsStatus holds the staged limits.
+type LimitsStatus struct {
+	// estimated is stage 1: limits from the documented hardware figures.
+	// +optional
+	Estimated *EstimatedLimits `json:"estimated,omitempty"`
+	// components is stage 2: each component measured on its own, beside its documented
+	// figure, and the limits recomputed from the measured figures.
+	// +optional
+	Components *ComponentLimits `json:"components,omitempty"`
+	// sweep is stage 3: the ideal workload swept over nodes x processes per node.
+	// +optional
+	Sweep *SweepLimits `json:"sweep,omitempty"`
+	// monitoring is stage 4: per-node figures recorded during stage 3.
+	// +optional
+	Monitoring *MonitoringLimits `json:"monitoring,omitempty"`
+	// workloads are software factors measured after stage 3, each as a share of its limit.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Workloads []WorkloadResult `json:"workloads,omitempty"`
+}
+
+// EstimatedLimits is stage 1.
+type EstimatedLimits struct {
+	// write is the write limit.
+	Write OperationLimit `json:"write"`
+	// read is the read limit.
+	Read OperationLimit `json:"read"`
+	// sources says where each hardware figure came from (spec, label, discovered, unknown).
+	// +listType=map
+	// +listMapKey=figure
+	// +optional
+	Sources []FigureSource `json:"sources,omitempty"`
+}
+
+// OperationLimit is the limit of one operation with its terms.
+type OperationLimit struct {
+	// clientsBytesPerSecond is Bc, the client side.
+	ClientsBytesPerSecond int64 `json:"clientsBytesPerSecond"`
+	// serversBytesPerSecond is Bs, the server side.
+	ServersBytesPerSecond int64 `json:"serversBytesPerSecond"`
+	// networkBytesPerSecond is Bnet, the fabric (after service traffic).
+	NetworkBytesPerSecond int64 `json:"networkBytesPerSecond"`
+	// devicesBytesPerSecond is Bd; absent when the devices' figure is unknown.
+	// +optional
+	DevicesBytesPerSecond *int64 `json:"devicesBytesPerSecond,omitempty"`
+	// limitBytesPerSecond is min of the terms.
+	LimitBytesPerSecond int64 `json:"limitBytesPerSecond"`
+	// bottleneck names the smallest term: clients, servers, network or devices.
+	Bottleneck string `json:"bottleneck"`
+	// formula is the formula used, in words and numbers.
+	// +optional
+	Formula string `json:"formula,omitempty"`
+	// parallelismLimitProcesses is P = min(Bs, Bnet, Bd) / C: client processes it takes to
+	// saturate the system.
+	// +optional
+	ParallelismLimitProcesses *int64 `json:"parallelismLimitProcesses,omitempty"`
+}
+
+// FigureSource says where one hardware figure came from.
+type FigureSource struct {
+	// figure is the name of the figure, e.g. "clients.link", "devices.write".
+	Figure string `json:"figure"`
+	// source: spec, label, discovered, measured or unknown.
+	Source string `json:"source"`
+	// value as given, e.g. "1G".
+	// +optional
+	Value string `json:"value,omitempty"`
+}
+
+// ComponentLimits is stage 2.
+type ComponentLimits struct {
+	// nodes are the per-node component figures.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Nodes []NodeComponents `json:"nodes,omitempty"`
+	// write is the write limit recomputed from measured figures.
+	// +optional
+	Write *OperationLimit `json:"write,omitempty"`
+	// read is the read limit recomputed from measured figures.
+	// +optional
+	Read *OperationLimit `json:"read,omitempty"`
+}
+
+// NodeComponents are one node's component figures, documented beside measured.
+type NodeComponents struct {
+	// name of the node.
+	Name string `json:"name"`
+	// network is the node's link data rate.
+	// +optional
+	Network *ComponentFigure `json:"network,omitempty"`
+	// deviceWrite is the node's device write bandwidth.
+	// +optional
+	DeviceWrite *ComponentFigure `json:"deviceWrite,omitempty"`
+	// deviceRead is the node's device read bandwidth.
+	// +optional
+	DeviceRead *ComponentFigure `json:"deviceRead,omitempty"`
+	// measuredTime is when the figures were measured; older results are reused.
+	// +optional
+	MeasuredTime *metav1.Time `json:"measuredTime,omitempty"`
+	// reused is true when the figures came from an earlier burst buffer on this node.
+	// +optional
+	Reused bool `json:"reused,omitempty"`
+}
+
+// ComponentFigure is a documented figure beside its measurement.
+type ComponentFigure struct {
+	// documentedBytesPerSecond is the figure from spec, label or discovery.
+	// +optional
+	DocumentedBytesPerSecond *int64 `json:"documentedBytesPerSecond,omitempty"`
+	// measuredBytesPerSecond is what the probe measured.
+	// +optional
+	MeasuredBytesPerSecond *int64 `json:"measuredBytesPerSecond,omitempty"`
+	// source of the documented figure.
+	// +optional
+	Source string `json:"source,omitempty"`
+}
+
+// SweepLimits is stage 3.
+type SweepLimits struct {
+	// write is the analysis of the write sweep.
+	// +optional
+	Write *SweepResult `json:"write,omitempty"`
+	// read is the analysis of the read sweep.
+	// +optional
+	Read *SweepResult `json:"read,omitempty"`
+	// points is the number of grid points measured.
+	// +optional
+	Points int32 `json:"points,omitempty"`
+	// configMapName names the ConfigMap (same namespace) holding the full sweep as CSV.
+	// +optional
+	ConfigMapName string `json:"configMapName,omitempty"`
+	// cutShort is true when the time budget stopped the sweep early.
+	// +optional
+	CutShort bool `json:"cutShort,omitempty"`
+}
+
+// SweepPoint is one point of the grid.
+type SweepPoint struct {
+	// nodes is M.
+	Nodes int32 `json:"nodes"`
+	// processesPerNode is N.
+	ProcessesPerNode int32 `json:"processesPerNode"`
+}
+
+// SweepResult is the analysis of one operation's sweep.
+type SweepResult struct {
+	// bestBytesPerSecond is the best aggregate, B.
+	BestBytesPerSecond int64 `json:"bestBytesPerSecond"`
+	// best is where B was measured.
+	Best SweepPoint `json:"best"`
+	// plateau is the smallest point reaching 95% of B.
+	Plateau SweepPoint `json:"plateau"`
+	// efficiencyPerMille is B / limit in thousandths.
+	EfficiencyPerMille int32 `json:"efficiencyPerMille"`
+	// parallelismLimitProcesses is P from the measured limit.
+	// +optional
+	ParallelismLimitProcesses *int64 `json:"parallelismLimitProcesses,omitempty"`
+}
+
+// MonitoringLimits is stage 4.
+type MonitoringLimits struct {
+	// nodes are per-node figures during the best sweep point.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Nodes []NodeMonitoring `json:"nodes,omitempty"`
+	// stragglers are nodes well below the median.
+	// +listType=set
+	// +optional
+	Stragglers []string `json:"stragglers,omitempty"`
+}
+
+// NodeMonitoring is one node's figures recorded while stage 3 ran.
+type NodeMonitoring struct {
+	// name of the node.
+	Name string `json:"name"`
+	// writeBytesPerSecond is what the node's processes achieved.
+	// +optional
+	WriteBytesPerSecond *int64 `json:"writeBytesPerSecond,omitempty"`
+	// networkPeakBytesPerSecond is the busiest interface's peak (sent+received).
+	// +optional
+	NetworkPeakBytesPerSecond *int64 `json:"networkPeakBytesPerSecond,omitempty"`
+	// devicePeakBytesPerSecond is the busiest device's peak (read+written).
+	// +optional
+	DevicePeakBytesPerSecond *int64 `json:"devicePeakBytesPerSecond,omitempty"`
+}
+
+// WorkloadResult is one workload benchmark.
+type WorkloadResult struct {
+	// name: sharedFile, random4k, metadata.
+	Name string `json:"name"`
+	// operation measured, e.g. write, randwrite, create.
+	// +optional
+	Operation string `json:"operation,omitempty"`
+	// bytesPerSecond achieved.
+	// +optional
+	BytesPerSecond *int64 `json:"bytesPerSecond,omitempty"`
+	// opsPerSecond achieved.
+	// +optional
+	OpsPerSecond *int64 `json:"opsPerSecond,omitempty"`
+	// sharePercent of the stage-3 limit of its operation.
+	// +optional
+	SharePercent *int32 `json:"sharePercent,omitempty"`
+}
+
+// Warning reasons.
+const (
+	WarningExceedsLimit      = "ExceedsLimit"
+	WarningBelowExpectation  = "BelowExpectation"
+	WarningStragglers        = "Stragglers"
+	WarningBelowDocumented   = "BelowDocumented"
+	WarningUnknownLimit      = "UnknownLimit"
+	WarningValidationCutShort = "ValidationCutShort"
+)
+
+// Warning is one finding.
+type Warning struct {
+	// reason is a CamelCase code: ExceedsLimit, BelowExpectation, Stragglers, BelowDocumented.
+	Reason string `json:"reason"`
+	// operation concerned, if any: write or read.
+	// +optional
+	Operation string `json:"operation,omitempty"`
+	// node concerned, if any.
+	// +optional
+	Node string `json:"node,omitempty"`
+	// component concerned, if any: network, device.
+	// +optional
+	Component string `json:"component,omitempty"`
+	// message for humans.
+	Message string `json:"message"`
+}
+
+// WorkloadStatus tells about the workload's pods.
+type WorkloadStatus struct {
+	// gatedPods are pods still held by the scheduling gate.
+	// +listType=set
+	// +optional
+	GatedPods []string `json:"gatedPods,omitempty"`
+	// runningPods counts workload pods not yet completed.
+	// +optional
+	RunningPods int32 `json:"runningPods,omitempty"`
+	// completedPods counts workload pods that completed.
+	// +optional
+	CompletedPods int32 `json:"completedPods,omitempty"`
+	// teardownTime is when teardown will start, if known.
+	// +optional
+	TeardownTime *metav1.Time `json:"teardownTime,omitempty"`
+	// teardownReason says why teardown starts then.
+	// +optional
+	TeardownReason string `json:"teardownReason,omitempty"`
+}
+
+// StageStatus is the progress of a stage-in or stage-out.
+type StageStatus struct {
+	// files copied.
+	// +optional
+	Files int64 `json:"files,omitempty"`
+	// bytes copied.
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+	// bytesPerSecond is the copy rate.
+	// +optional
+	BytesPerSecond int64 `json:"bytesPerSecond,omitempty"`
+	// completionTime is when the copy finished.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// message describes the last failure, if any.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// BeeGFSStatus is what the operator allocated for a BeeGFS instance.
+type BeeGFSStatus struct {
+	// connPortShift is added to every BeeGFS port so several instances share nodes.
+	ConnPortShift int32 `json:"connPortShift"`
+	// managementAddress is host:port of the management service (gRPC).
+	// +optional
+	ManagementAddress string `json:"managementAddress,omitempty"`
+	// authSecretName names the connection authentication Secret.
+	// +optional
+	AuthSecretName string `json:"authSecretName,omitempty"`
+}
+
+// BurstBuffer is a job's own parallel file system over its nodes' local drives, with the
+// performance limits measured before the job writes a byte.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=bb,categories=beeburst
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=`.spec.engine`
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodeCount`
+// +kubebuilder:printcolumn:name="Capacity",type=string,JSONPath=`.status.capacity`
+// +kubebuilder:printcolumn:name="Limit-W",type=string,JSONPath=`.status.summary.writeLimit`,description="current write limit (stage 2 if measured, else stage 1)"
+// +kubebuilder:printcolumn:name="Measured-W",type=string,JSONPath=`.status.summary.writeMeasured`,description="stage-3 best write bandwidth"
+// +kubebuilder:printcolumn:name="Eff",type=string,JSONPath=`.status.summary.efficiency`,description="measured / limit"
+// +kubebuilder:printcolumn:name="Bottleneck",type=string,JSONPath=`.status.summary.bottleneck`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type BurstBuffer struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what the user asks for.
+	// +optional
+	Spec BurstBufferSpec `json:"spec,omitzero"`
+	// status is what the operator observed and measured.
+	// +optional
+	Status BurstBufferStatus `json:"status,omitzero"`
+}
+
+// BurstBufferList is a list of BurstBuffers.
+//
+// +kubebuilder:object:root=true
+type BurstBufferList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BurstBuffer `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BurstBuffer{}, &BurstBufferList{})
+}

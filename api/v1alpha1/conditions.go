@@ -1,0 +1,70 @@
+package v1alpha1
+
+// Finalizer guards teardown: it is added before the operator creates anything on a node and
+// removed only after stage-out finished and the node-local directories are gone.
+const Finalizer = "beeburst.io/teardown"
+
+// SchedulingGate is the gate the operator lifts from workload pods once the burst buffer is
+// Ready.
+const SchedulingGate = "beeburst.io/ready"
+
+// Labels.
+const (
+	// LabelBurstBuffer names the burst buffer a workload pod uses (the default workload
+	// selector) and marks the operator's own children.
+	LabelBurstBuffer = "beeburst.io/burst-buffer"
+	// LabelNodePrefix + <namespace>.<name> is set on the nodes carrying a burst buffer, so
+	// workloads can use node affinity.
+	LabelNodePrefix = "bb.beeburst.io/"
+
+	// Documented hardware figures of a node (stage 1), e.g. set by the testbed or by an
+	// administrator. Values are quantities: "1G" bits/s, "300M" bytes/s.
+	LabelLinkRateBitsPerSecond   = "hardware.beeburst.io/link-rate-bits-per-second"
+	LabelLinkEncoding            = "hardware.beeburst.io/link-encoding"
+	LabelDiskWriteBytesPerSecond = "hardware.beeburst.io/disk-write-bytes-per-second"
+	LabelDiskReadBytesPerSecond  = "hardware.beeburst.io/disk-read-bytes-per-second"
+)
+
+// Condition types. Ready summarises the others.
+const (
+	ConditionReady              = "Ready"
+	ConditionLimitsEstimated    = "LimitsEstimated"
+	ConditionProvisioned        = "Provisioned"
+	ConditionComponentsMeasured = "ComponentsMeasured"
+	ConditionValidated          = "Validated"
+	ConditionClientsMounted     = "ClientsMounted"
+	ConditionStagedIn           = "StagedIn"
+	ConditionStagedOut          = "StagedOut"
+)
+
+// Condition reasons.
+const (
+	ReasonPending              = "Pending"
+	ReasonReconciling          = "Reconciling"
+	ReasonNodesNotFound        = "NodesNotFound"
+	ReasonNodesSelected        = "NodesSelected"
+	ReasonEstimated            = "Estimated"
+	ReasonHardwareUnknown      = "HardwareUnknown"
+	ReasonInvalidHardware      = "InvalidHardware"
+	ReasonProvisioning         = "Provisioning"
+	ReasonProvisioned          = "Provisioned"
+	ReasonNotImplemented       = "NotImplemented"
+	ReasonProbing              = "Probing"
+	ReasonMeasured             = "Measured"
+	ReasonReused               = "Reused"
+	ReasonProbeFailed          = "ProbeFailed"
+	ReasonSweeping             = "Sweeping"
+	ReasonValidated            = "Validated"
+	ReasonCutShort             = "CutShort"
+	ReasonSkipped              = "Skipped"
+	ReasonClientModuleMissing  = "ClientModuleMissing"
+	ReasonMounted              = "Mounted"
+	ReasonStaging              = "Staging"
+	ReasonStaged               = "Staged"
+	ReasonStageFailed          = "StageFailed"
+	ReasonNothingToStage       = "NothingToStage"
+	ReasonReady                = "Ready"
+	ReasonNotReady             = "NotReady"
+	ReasonDeleting             = "Deleting"
+	ReasonWaitingForStageOut   = "WaitingForStageOut"
+)
