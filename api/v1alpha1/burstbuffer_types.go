@@ -1,8 +1,8 @@
 package v1alpha1
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // EngineType names the file system that backs a burst buffer.
@@ -63,9 +63,9 @@ const (
 // BurstBufferSpec is what the user asks for: a file system over some nodes' local drives, for
 // one job. Fields that decide where data lives are immutable after creation.
 //
-// +kubebuilder:validation:XValidation:rule="self.layout.metadataServers <= self.nodes.count",message="layout.metadataServers must not exceed nodes.count: every metadata server runs on its own node; lower layout.metadataServers or raise nodes.count"
-// +kubebuilder:validation:XValidation:rule="!has(self.layout.stripeWidth) || self.layout.stripeWidth <= self.nodes.count * self.layout.storageTargetsPerNode",message="layout.stripeWidth must not exceed the number of storage targets (nodes.count x layout.storageTargetsPerNode); lower the stripe width or add nodes"
-// +kubebuilder:validation:XValidation:rule="!has(self.validation.sweep) || !has(self.validation.sweep.nodes) || self.validation.sweep.nodes.all(n, n <= self.nodes.count)",message="validation.sweep.nodes may not name more nodes than nodes.count"
+// +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.metadataServers) || !has(self.nodes) || !has(self.nodes.count) || self.layout.metadataServers <= self.nodes.count",message="layout.metadataServers must not exceed nodes.count: every metadata server runs on its own node; lower layout.metadataServers or raise nodes.count"
+// +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.stripeWidth) || !has(self.nodes) || !has(self.nodes.count) || self.layout.stripeWidth <= self.nodes.count * (has(self.layout.storageTargetsPerNode) ? self.layout.storageTargetsPerNode : 1)",message="layout.stripeWidth must not exceed the number of storage targets (nodes.count x layout.storageTargetsPerNode); lower the stripe width or add nodes"
+// +kubebuilder:validation:XValidation:rule="!has(self.validation) || !has(self.validation.sweep) || !has(self.validation.sweep.nodes) || !has(self.nodes) || !has(self.nodes.count) || self.validation.sweep.nodes.all(n, n <= self.nodes.count)",message="validation.sweep.nodes may not name more nodes than nodes.count"
 // +kubebuilder:validation:XValidation:rule="!has(self.hardware) || !has(self.hardware.colocated) || !self.hardware.colocated || !has(self.hardware.clients) || !has(self.hardware.servers) || !has(self.hardware.clients.nodes) || !has(self.hardware.servers.nodes) || self.hardware.clients.nodes == self.hardware.servers.nodes",message="hardware.colocated means clients and servers are the same nodes: hardware.clients.nodes and hardware.servers.nodes must be equal"
 type BurstBufferSpec struct {
 	// engine is the file system: "beegfs" (default; needs the BeeGFS client kernel module on
@@ -427,7 +427,7 @@ type PVCSource struct {
 }
 
 // TeardownSpec says when the burst buffer goes away.
-// +kubebuilder:validation:XValidation:rule="self.policy != 'AfterTTL' || has(self.ttl)",message="teardown.ttl is required when teardown.policy is AfterTTL"
+// +kubebuilder:validation:XValidation:rule="!has(self.policy) || self.policy != 'AfterTTL' || has(self.ttl)",message="teardown.ttl is required when teardown.policy is AfterTTL"
 type TeardownSpec struct {
 	// policy: AfterWorkload (default: once every workload pod completed and stage-out
 	// finished), AfterTTL (ttl after Ready), Manual (when the BurstBuffer is deleted).
@@ -846,11 +846,11 @@ type WorkloadResult struct {
 
 // Warning reasons.
 const (
-	WarningExceedsLimit      = "ExceedsLimit"
-	WarningBelowExpectation  = "BelowExpectation"
-	WarningStragglers        = "Stragglers"
-	WarningBelowDocumented   = "BelowDocumented"
-	WarningUnknownLimit      = "UnknownLimit"
+	WarningExceedsLimit       = "ExceedsLimit"
+	WarningBelowExpectation   = "BelowExpectation"
+	WarningStragglers         = "Stragglers"
+	WarningBelowDocumented    = "BelowDocumented"
+	WarningUnknownLimit       = "UnknownLimit"
 	WarningValidationCutShort = "ValidationCutShort"
 )
 
@@ -927,6 +927,7 @@ type BeeGFSStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters: it prefixes the names of the pods and directories the operator creates"
 // +kubebuilder:resource:shortName=bb,categories=beeburst
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
@@ -944,6 +945,7 @@ type BurstBuffer struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is what the user asks for.
+	// +kubebuilder:default={}
 	// +optional
 	Spec BurstBufferSpec `json:"spec,omitzero"`
 	// status is what the operator observed and measured.

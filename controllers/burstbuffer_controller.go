@@ -1,0 +1,196 @@
+// Package controllers holds the reconcilers. They are thin: each phase is a small method that
+// calls into internal/ and sets its own condition.
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/beegfs"
+	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/engine/local"
+)
+
+// FieldOwner is the operator's field manager name.
+const FieldOwner = "beeburst-operator"
+
+// BurstBufferReconciler reconciles BurstBuffers.
+type BurstBufferReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// AgentImage runs node tasks (directories, probes, benchmarks).
+	AgentImage string
+	// Engines by name; nil entries are filled with the built-in engines by SetupWithManager.
+	Engines map[v1alpha1.EngineType]engine.Engine
+	// Now is the clock (tests may replace it).
+	Now func() time.Time
+}
+
+// scope is what the phases of one visit share.
+type scope struct {
+	bb     *v1alpha1.BurstBuffer
+	engine engine.Engine
+	// nodes are the names of the burst buffer's nodes, from status (set once).
+	nodes []string
+	// nodeObjs are the Node objects, for discovery of documented figures.
+	nodeObjs []corev1.Node
+}
+
+// +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile has the house shape: get -> finalizer -> scope -> deferred status patch ->
+// delete path or the phases in order.
+func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	log := logf.FromContext(ctx)
+	bb := &v1alpha1.BurstBuffer{}
+	if err := r.Get(ctx, req.NamespacedName, bb); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	// The finalizer goes on before the first side effect on a node.
+	if bb.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bb, v1alpha1.Finalizer) {
+		orig := bb.DeepCopy()
+		controllerutil.AddFinalizer(bb, v1alpha1.Finalizer)
+		if err := r.Patch(ctx, bb, client.MergeFrom(orig)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	eng, ok := r.Engines[bb.Spec.Engine]
+	if !ok {
+		// CRD validation makes this unreachable; a newer CRD with an older operator is not.
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("unknown engine %q", bb.Spec.Engine))
+	}
+	s := &scope{bb: bb, engine: eng}
+	for _, n := range bb.Status.Nodes {
+		s.nodes = append(s.nodes, n.Name)
+	}
+
+	before := bb.DeepCopy()
+	defer func() {
+		r.summarise(s)
+		bb.Status.ObservedGeneration = bb.Generation
+		if err := r.Status().Patch(ctx, bb, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+			reterr = errors.Join(reterr, err)
+			return
+		}
+		r.emitTransitions(before, bb)
+	}()
+	initConditions(bb)
+
+	if !bb.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+
+	phases := []func(context.Context, *scope) (ctrl.Result, bool, error){
+		r.reconcileNodes,
+		r.reconcileEstimate,
+		r.reconcileEngine,
+		r.reconcileValidation,
+	}
+	for _, phase := range phases {
+		res, done, err := phase(ctx, s)
+		if err != nil || !done {
+			if err != nil {
+				log.Error(err, "phase failed")
+			}
+			return res, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// SetupWithManager wires watches: BurstBuffers, their task pods, and Nodes (a burst buffer
+// waiting for nodes retries when a node appears or becomes Ready).
+func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Engines == nil {
+		r.Engines = map[v1alpha1.EngineType]engine.Engine{}
+	}
+	if r.Engines[v1alpha1.EngineLocal] == nil {
+		r.Engines[v1alpha1.EngineLocal] = &local.Engine{Client: mgr.GetClient(), AgentImage: r.AgentImage}
+	}
+	if r.Engines[v1alpha1.EngineBeeGFS] == nil {
+		r.Engines[v1alpha1.EngineBeeGFS] = beegfs.Engine{}
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.BurstBuffer{}).
+		Owns(&corev1.Pod{}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersWaitingForNodes),
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, nodeReadyChanged()))).
+		Named("burstbuffer").
+		Complete(r)
+}
+
+// burstBuffersWaitingForNodes maps a node event to the burst buffers that have no nodes yet.
+func (r *BurstBufferReconciler) burstBuffersWaitingForNodes(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list v1alpha1.BurstBufferList
+	if err := r.List(ctx, &list); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, bb := range list.Items {
+		if len(bb.Status.Nodes) == 0 && bb.DeletionTimestamp.IsZero() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&bb)})
+		}
+	}
+	return reqs
+}
+
+func nodeReadyChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return true },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, okO := e.ObjectOld.(*corev1.Node)
+			n, okN := e.ObjectNew.(*corev1.Node)
+			return okO && okN && (nodeReady(o) != nodeReady(n) || o.Spec.Unschedulable != n.Spec.Unschedulable)
+		},
+	}
+}
+
+// emitTransitions records an event for every condition whose status changed in this visit:
+// events mark transitions, never one per loop.
+func (r *BurstBufferReconciler) emitTransitions(before, after *v1alpha1.BurstBuffer) {
+	if r.Recorder == nil {
+		return
+	}
+	for _, c := range after.Status.Conditions {
+		old := meta.FindStatusCondition(before.Status.Conditions, c.Type)
+		if old != nil && old.Status == c.Status && old.Reason == c.Reason {
+			continue
+		}
+		if c.Status == metav1.ConditionUnknown {
+			continue
+		}
+		typ := corev1.EventTypeNormal
+		if c.Status == metav1.ConditionFalse && isFailureReason(c.Reason) {
+			typ = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(after, nil, typ, c.Reason, c.Type, "%s", c.Message)
+	}
+}

@@ -1,0 +1,350 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+const timeout = 20 * time.Second
+
+func nowMeta() metav1.Time { return metav1.NewTime(time.Now()) }
+
+var nsCounter int
+
+// newNamespace gives each spec its own namespace, so specs do not see each other's objects.
+func newNamespace(ctx context.Context) string {
+	nsCounter++
+	ns := &corev1.Namespace{}
+	ns.Name = fmt.Sprintf("bb-test-%d-%d", GinkgoParallelProcess(), nsCounter)
+	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+func localBB(ns, name string, nodes int32) *v1alpha1.BurstBuffer {
+	return &v1alpha1.BurstBuffer{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha1.BurstBufferSpec{
+			Engine:     v1alpha1.EngineLocal,
+			Nodes:      v1alpha1.NodesSpec{Count: nodes, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"pool": ns}}},
+			Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileNone},
+		},
+	}
+}
+
+func get(ctx context.Context, bb *v1alpha1.BurstBuffer) *v1alpha1.BurstBuffer {
+	cur := &v1alpha1.BurstBuffer{}
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(bb), cur)).To(Succeed())
+	return cur
+}
+
+func condition(ctx context.Context, bb *v1alpha1.BurstBuffer, typ string) func() *metav1.Condition {
+	return func() *metav1.Condition {
+		cur := &v1alpha1.BurstBuffer{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), cur); err != nil {
+			return nil
+		}
+		return meta.FindStatusCondition(cur.Status.Conditions, typ)
+	}
+}
+
+func phase(ctx context.Context, bb *v1alpha1.BurstBuffer) func() v1alpha1.Phase {
+	return func() v1alpha1.Phase {
+		cur := &v1alpha1.BurstBuffer{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), cur); err != nil {
+			return ""
+		}
+		return cur.Status.Phase
+	}
+}
+
+func haveStatus(status metav1.ConditionStatus, reason string) OmegaMatcher {
+	return And(Not(BeNil()), WithTransform(func(c *metav1.Condition) metav1.ConditionStatus { return c.Status }, Equal(status)),
+		WithTransform(func(c *metav1.Condition) string { return c.Reason }, Equal(reason)))
+}
+
+// finishPod plays the kubelet: the task pod ends with the given phase and termination message.
+func finishPod(ctx context.Context, ns, name string, phase corev1.PodPhase, message string) {
+	pod := &corev1.Pod{}
+	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
+	exit := int32(0)
+	if phase == corev1.PodFailed {
+		exit = 1
+	}
+	pod.Status.Phase = phase
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: exit, Message: message, StartedAt: nowMeta(), FinishedAt: nowMeta(),
+		}},
+	}}
+	Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+}
+
+var _ = Describe("BurstBuffer with the local engine", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+		makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
+		makeNode(ctx, ns+"-b", map[string]string{"pool": ns})
+	})
+
+	It("sets every condition and observedGeneration on the first visit, then becomes Ready when the nodes are prepared", func() {
+		bb := localBB(ns, "scratch", 2)
+		bb.Spec.Storage.CapacityPerNode = ptr(resource.MustParse("10Gi"))
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			cur := get(ctx, bb)
+			g.Expect(cur.Finalizers).To(ContainElement(v1alpha1.Finalizer))
+			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+			for _, t := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionLimitsEstimated,
+				v1alpha1.ConditionProvisioned, v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated} {
+				g.Expect(meta.FindStatusCondition(cur.Status.Conditions, t)).NotTo(BeNil(), t)
+			}
+			g.Expect(cur.Status.Phase).To(Equal(v1alpha1.PhaseProvisioning))
+			g.Expect(cur.Status.Nodes).To(HaveLen(2))
+			g.Expect(cur.Status.Capacity.String()).To(Equal("20Gi"))
+		}, timeout).Should(Succeed())
+
+		// One prepare pod per node, pinned to it, owned by the burst buffer.
+		for i, node := range []string{ns + "-a", ns + "-b"} {
+			pod := &corev1.Pod{}
+			Eventually(func() error {
+				return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("scratch-prep-%d", i)}, pod)
+			}, timeout).Should(Succeed())
+			Expect(pod.Spec.NodeName).To(Equal(node))
+			Expect(pod.OwnerReferences).To(HaveLen(1))
+			Expect(pod.OwnerReferences[0].Kind).To(Equal("BurstBuffer"))
+			Expect(*pod.OwnerReferences[0].Controller).To(BeTrue())
+			Expect(pod.Spec.Containers[0].Args).To(Equal([]string{"dir", "create", "--path", "/host/storage/beeburst/" + ns + ".scratch"}))
+			Expect(pod.Spec.Volumes[0].HostPath.Path).To(Equal("/mnt/nvme"))
+			Expect(*pod.Spec.Volumes[0].HostPath.Type).To(Equal(corev1.HostPathDirectory))
+		}
+		finishPod(ctx, ns, "scratch-prep-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "scratch-prep-1", corev1.PodSucceeded, "")
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReady))
+		cur := get(ctx, bb)
+		Expect(cur.Status.Phase).To(Equal(v1alpha1.PhaseReady))
+		Expect(cur.Status.Mount.HostPath).To(Equal("/mnt/nvme/beeburst/" + ns + ".scratch"))
+		Expect(cur.Status.Mount.Path).To(Equal("/mnt/beeburst"))
+		Expect(cur.Status.ReadyTime).NotTo(BeNil())
+		Expect(cur.Status.Nodes[0].Prepared).To(BeTrue())
+	})
+
+	It("waits for nodes with a reason, and goes on when a matching node appears", func() {
+		bb := localBB(ns, "wide", 3)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonNodesNotFound))
+		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhasePending))
+		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(ContainSubstring("2 Ready, schedulable node(s) match spec.nodes, 3 wanted"))
+
+		makeNode(ctx, ns+"-c", map[string]string{"pool": ns})
+		Eventually(func() int { return len(get(ctx, bb).Status.Nodes) }, timeout).Should(Equal(3))
+	})
+
+	It("reports a failed prepare pod with the node's name instead of hanging", func() {
+		bb := localBB(ns, "nopath", 1)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "nopath-prep-0", corev1.PodFailed, "DeadlineExceeded")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, "PrepareFailed"))
+		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(And(ContainSubstring(ns+"-a"), ContainSubstring("spec.storage.path /mnt/nvme")))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
+	})
+
+	It("says honestly that quick validation is not implemented instead of reporting Ready", func() {
+		bb := localBB(ns, "quick", 1)
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "quick-prep-0", corev1.PodSucceeded, "")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonNotImplemented))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonNotImplemented))
+		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseDegraded))
+	})
+
+	It("completes the finalizer when deleted mid-phase: waits for running tasks, then removes the data", func() {
+		bb := localBB(ns, "midway", 2)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "midway-prep-1"}, &corev1.Pod{})
+		}, timeout).Should(Succeed())
+		// Provisioning is under way (prepare pods running) when the user deletes it.
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseTearingDown))
+		Consistently(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "midway-clean-0"}, &corev1.Pod{})
+		}, 2*time.Second).ShouldNot(Succeed(), "no clean pod may race a running prepare pod")
+
+		finishPod(ctx, ns, "midway-prep-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "midway-prep-1", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "midway-clean-0", corev1.PodSucceeded, "")
+		// The finalizer stays until every node is clean.
+		Consistently(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}) }, 2*time.Second).Should(Succeed())
+		finishPod(ctx, ns, "midway-clean-1", corev1.PodSucceeded, "")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}, timeout).Should(BeTrue())
+	})
+
+	It("keeps the data and the object when stage-out cannot run, until the user sets hurry", func() {
+		bb := localBB(ns, "keep", 1)
+		bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: &v1alpha1.PVCSource{ClaimName: "out"}}}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "keep-prep-0", corev1.PodSucceeded, "")
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseStageOutFailed))
+		Expect(condition(ctx, bb, v1alpha1.ConditionStagedOut)().Message).To(ContainSubstring("spec.teardown.hurry"))
+		Consistently(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "keep-clean-0"}, &corev1.Pod{})
+		}, 2*time.Second).ShouldNot(Succeed(), "no data may be removed before stage-out")
+
+		cur := get(ctx, bb)
+		cur.Spec.Teardown.Hurry = true
+		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		finishPod(ctx, ns, "keep-clean-0", corev1.PodSucceeded, "")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}, timeout).Should(BeTrue())
+	})
+
+	It("is not forgotten by an operator restart", func() {
+		bb := localBB(ns, "restart", 1)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Eventually(func() int { return len(get(ctx, bb).Status.Nodes) }, timeout).Should(Equal(1))
+		stopManager()
+		finishPod(ctx, ns, "restart-prep-0", corev1.PodSucceeded, "")
+		startManager()
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+		Expect(get(ctx, bb).Status.Nodes[0].Name).To(Equal(ns + "-a"))
+	})
+})
+
+var _ = Describe("BurstBuffer with the beegfs engine", func() {
+	It("fails with a reason that tells the user what to do, not a fake Ready", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
+		bb := localBB(ns, "bgfs", 1)
+		bb.Spec.Engine = v1alpha1.EngineBeeGFS
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonNotImplemented))
+		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(ContainSubstring("engine: local"))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		Expect(get(ctx, bb).Status.Nodes[0].Roles).To(Equal([]string{"client", "management", "metadata", "storage"}))
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}, timeout).Should(BeTrue())
+	})
+})
+
+var _ = Describe("CRD validation", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace(context.Background()) })
+
+	// Each entry is a spec fragment that can never work; the API server must reject it with
+	// a message naming the field.
+	DescribeTable("rejects a spec that can never work",
+		func(specYAML, wantInMessage string) {
+			obj := &unstructured.Unstructured{}
+			Expect(yaml.Unmarshal([]byte("apiVersion: beeburst.io/v1alpha1\nkind: BurstBuffer\nmetadata: {name: bad}\nspec:\n"+indent(specYAML)), &obj.Object)).To(Succeed())
+			obj.SetNamespace(ns)
+			err := k8s.Create(context.Background(), obj)
+			Expect(err).To(HaveOccurred())
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), err.Error())
+			Expect(err.Error()).To(ContainSubstring(wantInMessage))
+		},
+		Entry("stripe width over the number of targets", "nodes: {count: 2}\nlayout: {stripeWidth: 3}", "layout.stripeWidth must not exceed the number of storage targets"),
+		Entry("more metadata servers than nodes", "nodes: {count: 2}\nlayout: {metadataServers: 3}", "layout.metadataServers must not exceed nodes.count"),
+		Entry("zero link rate", "hardware: {clients: {link: {rateBitsPerSecond: '0'}}}", "link rateBitsPerSecond must be greater than zero"),
+		Entry("negative device bandwidth", "hardware: {devices: {writeBytesPerSecond: '-3G'}}", "devices writeBytesPerSecond must be greater than zero"),
+		Entry("unknown encoding", "hardware: {servers: {link: {rateBitsPerSecond: 100G, encoding: 10b/12b}}}", "spec.hardware.servers.link.encoding"),
+		Entry("unknown engine", "engine: lustre", "spec.engine"),
+		Entry("zero nodes", "nodes: {count: 0}", "spec.nodes.count"),
+		Entry("chunk size not a power of two", "layout: {chunkSize: 100Ki}", "layout.chunkSize must be a power of two"),
+		Entry("TTL policy without ttl", "teardown: {policy: AfterTTL}", "teardown.ttl is required"),
+		Entry("stage-out with both a claim and a URL", "stageOut: [{persistentVolumeClaim: {claimName: x}, url: 's3://bucket/x'}]", "set exactly one of persistentVolumeClaim and url"),
+		Entry("relative storage path", "storage: {path: mnt/nvme}", "spec.storage.path"),
+		Entry("sweep over more nodes than the burst buffer has", "nodes: {count: 2}\nvalidation: {sweep: {nodes: [1, 4]}}", "validation.sweep.nodes may not name more nodes than nodes.count"),
+		Entry("colocated with different client and server counts", "hardware: {colocated: true, clients: {nodes: 4}, servers: {nodes: 2}}", "hardware.clients.nodes and hardware.servers.nodes must be equal"),
+		Entry("unknown profile", "validation: {profile: exhaustive}", "spec.validation.profile"),
+		Entry("efficiency over 100 percent", "validation: {minimumEfficiencyPercent: 120}", "spec.validation.minimumEfficiencyPercent"),
+		Entry("a stage path that escapes the burst buffer", "stageIn: [{path: '../etc', persistentVolumeClaim: {claimName: x}}]", "must not contain '..'"),
+	)
+
+	It("rejects changes to immutable fields after creation", func() {
+		ctx := context.Background()
+		bb := localBB(ns, "immutable", 1)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		cur := get(ctx, bb)
+		cur.Spec.Engine = v1alpha1.EngineBeeGFS
+		err := k8s.Update(ctx, cur)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("engine is immutable"))
+		cur = get(ctx, bb)
+		cur.Spec.Nodes.Count = 5
+		err = k8s.Update(ctx, cur)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("nodes is immutable"))
+	})
+
+	It("applies defaults in the API server", func() {
+		ctx := context.Background()
+		bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: ns}}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		cur := get(ctx, bb)
+		Expect(cur.Spec.Engine).To(Equal(v1alpha1.EngineBeeGFS))
+		Expect(cur.Spec.Nodes.Count).To(Equal(int32(1)))
+		Expect(cur.Spec.Storage.Path).To(Equal("/mnt/nvme"))
+		Expect(cur.Spec.Layout.MetadataServers).To(Equal(int32(1)))
+		Expect(cur.Spec.Layout.ChunkSize.String()).To(Equal("512Ki"))
+		Expect(cur.Spec.Validation.Profile).To(Equal(v1alpha1.ProfileQuick))
+		Expect(cur.Spec.Validation.TimeBudget.Duration).To(Equal(10 * time.Minute))
+		Expect(cur.Spec.Workload.MountPath).To(Equal("/mnt/beeburst"))
+		Expect(cur.Spec.Teardown.Policy).To(Equal(v1alpha1.TeardownAfterWorkload))
+	})
+
+	It("accepts every sample in config/samples with kubectl apply --dry-run=server", func() {
+		files, err := filepath.Glob(filepath.Join("..", "config", "samples", "*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(files).NotTo(BeEmpty())
+		for _, f := range files {
+			out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "apply", "--dry-run=server", "-n", ns, "-f", f).CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), "%s: %s", f, out)
+			Expect(string(out)).To(ContainSubstring("(server dry run)"), f)
+		}
+	})
+})
+
+func indent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = "  " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,201 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// reconcileNodes picks the nodes once and records them in status.nodes; later visits keep
+// them (spec.nodes is immutable, and data lives on those nodes).
+func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	bb := s.bb
+	var all corev1.NodeList
+	if err := r.List(ctx, &all); err != nil {
+		return ctrl.Result{}, false, err
+	}
+	byName := map[string]corev1.Node{}
+	for _, n := range all.Items {
+		byName[n.Name] = n
+	}
+	if len(bb.Status.Nodes) > 0 {
+		for _, name := range s.nodes {
+			if n, ok := byName[name]; ok {
+				s.nodeObjs = append(s.nodeObjs, n)
+			}
+		}
+		return ctrl.Result{}, true, nil
+	}
+
+	sel := labels.Everything()
+	if bb.Spec.Nodes.Selector != nil {
+		var err error
+		if sel, err = metav1.LabelSelectorAsSelector(bb.Spec.Nodes.Selector); err != nil {
+			setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonNodesNotFound,
+				fmt.Sprintf("spec.nodes.selector is invalid: %v", err))
+			return ctrl.Result{}, false, nil
+		}
+	}
+	var candidates []corev1.Node
+	for _, n := range all.Items {
+		if sel.Matches(labels.Set(n.Labels)) && nodeReady(&n) && !n.Spec.Unschedulable {
+			candidates = append(candidates, n)
+		}
+	}
+	want := int(bb.Spec.Nodes.Count)
+	if len(candidates) < want {
+		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonNodesNotFound,
+			fmt.Sprintf("%d Ready, schedulable node(s) match spec.nodes, %d wanted; waiting for nodes (lower spec.nodes.count or widen spec.nodes.selector)",
+				len(candidates), want))
+		return ctrl.Result{}, false, nil
+	}
+	// Deterministic choice: by name. Later: prefer the nodes of the workload.
+	sort.Slice(candidates, func(i, j int) bool { return candidates[i].Name < candidates[j].Name })
+	s.nodeObjs = candidates[:want]
+	for i, n := range s.nodeObjs {
+		s.nodes = append(s.nodes, n.Name)
+		bb.Status.Nodes = append(bb.Status.Nodes, v1alpha1.NodeStatus{
+			Name: n.Name, Roles: roles(bb, i), Path: nodetask.DataDir(bb),
+		})
+	}
+	if c := bb.Spec.Storage.CapacityPerNode; c != nil {
+		total := resource.NewQuantity(c.Value()*int64(want), resource.BinarySI)
+		bb.Status.Capacity = total
+	}
+	setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionUnknown, v1alpha1.ReasonNodesSelected,
+		fmt.Sprintf("nodes selected: %v", s.nodes))
+	return ctrl.Result{}, true, nil
+}
+
+// roles follows BeeOND's layout: management on the first node, metadata on the first
+// layout.metadataServers nodes, storage and client on all. The local engine has no services.
+func roles(bb *v1alpha1.BurstBuffer, i int) []string {
+	if bb.Spec.Engine == v1alpha1.EngineLocal {
+		return []string{v1alpha1.RoleClient, v1alpha1.RoleStorage}
+	}
+	var r []string
+	if i == 0 {
+		r = append(r, v1alpha1.RoleManagement)
+	}
+	if int32(i) < bb.Spec.Layout.MetadataServers {
+		r = append(r, v1alpha1.RoleMetadata)
+	}
+	r = append(r, v1alpha1.RoleStorage, v1alpha1.RoleClient)
+	sort.Strings(r)
+	return r
+}
+
+// reconcileEngine lets the engine create its part on every node.
+func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	bb := s.bb
+	res, err := s.engine.Provision(ctx, bb, s.nodes)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	for i := range bb.Status.Nodes {
+		bb.Status.Nodes[i].Prepared = res.Prepared[bb.Status.Nodes[i].Name]
+	}
+	switch {
+	case res.Ready:
+		bb.Status.Mount = res.Mount
+		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionTrue, res.Reason, res.Message)
+		return ctrl.Result{}, true, nil
+	case res.Terminal || len(res.FailedNodes) > 0:
+		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, res.Reason, res.Message)
+	default:
+		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, res.Reason, res.Message)
+	}
+	return ctrl.Result{}, false, nil
+}
+
+// reconcileValidation runs stages 2-4 as the profile asks. This version runs none of them:
+// profile none skips them; quick and standard say plainly that they are not implemented, so
+// the burst buffer is not reported Ready with limits nobody measured.
+func (r *BurstBufferReconciler) reconcileValidation(_ context.Context, s *scope) (ctrl.Result, bool, error) {
+	bb := s.bb
+	if bb.Spec.Validation.Profile == v1alpha1.ProfileNone {
+		msg := "validation.profile is none: only stage-1 limits (from the hardware) are published"
+		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
+		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
+		return ctrl.Result{}, true, nil
+	}
+	msg := fmt.Sprintf("validation.profile %s: component probes and the ideal-workload sweep are not run by this operator version yet; set validation.profile: none for a Ready burst buffer with stage-1 limits only",
+		bb.Spec.Validation.Profile)
+	setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonNotImplemented, msg)
+	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonNotImplemented, msg)
+	return ctrl.Result{}, false, nil
+}
+
+// reconcileDelete tears down in reverse order of creation: wait for running node tasks,
+// stage out (or stop and keep everything), remove the data on the nodes, drop the finalizer.
+func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
+	bb := s.bb
+	if !controllerutil.ContainsFinalizer(bb, v1alpha1.Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	setCondition(bb, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDeleting, "the burst buffer is being torn down")
+
+	// A clean pod racing a prepare pod or a probe on the same directory could leave data
+	// behind or fail the probe: wait until every earlier task pod has ended.
+	busy, err := r.runningTasks(ctx, bb)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(busy) > 0 {
+		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonDeleting,
+			fmt.Sprintf("waiting for %d running task pod(s) to end before removing data: %v", len(busy), busy))
+		return ctrl.Result{}, nil
+	}
+
+	if len(bb.Spec.StageOut) > 0 && !bb.Spec.Teardown.Hurry {
+		// Nothing named in stageOut may be deleted before it was copied. This version cannot
+		// copy, so it keeps the data and the object until a human decides.
+		setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonNotImplemented,
+			"spec.stageOut is set but this operator version cannot stage out yet: the data stays on the nodes and this BurstBuffer stays until you copy it yourself and set spec.teardown.hurry: true")
+		return ctrl.Result{}, nil
+	}
+
+	done, err := s.engine.Teardown(ctx, bb, s.nodes)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !done {
+		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonDeleting,
+			fmt.Sprintf("removing %s on %d node(s)", nodetask.DataDir(bb), len(s.nodes)))
+		return ctrl.Result{}, nil
+	}
+	orig := bb.DeepCopy()
+	controllerutil.RemoveFinalizer(bb, v1alpha1.Finalizer)
+	return ctrl.Result{}, r.Patch(ctx, bb, client.MergeFrom(orig))
+}
+
+// runningTasks lists this burst buffer's task pods that have not ended, except clean pods.
+func (r *BurstBufferReconciler) runningTasks(ctx context.Context, bb *v1alpha1.BurstBuffer) ([]string, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace),
+		client.MatchingLabels{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy}); err != nil {
+		return nil, err
+	}
+	var busy []string
+	for _, p := range pods.Items {
+		if p.Labels[nodetask.LabelComponent] == "clean" {
+			continue
+		}
+		if st, _ := nodetask.StateOf(&p); st == nodetask.Running {
+			busy = append(busy, p.Name)
+		}
+	}
+	sort.Strings(busy)
+	return busy, nil
+}

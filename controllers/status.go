@@ -1,0 +1,178 @@
+package controllers
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/units"
+)
+
+// conditionTypes are set on the first visit (Unknown until a phase decides), so a user sees
+// every stage from the start.
+var conditionTypes = []string{
+	v1alpha1.ConditionLimitsEstimated,
+	v1alpha1.ConditionProvisioned,
+	v1alpha1.ConditionComponentsMeasured,
+	v1alpha1.ConditionValidated,
+	v1alpha1.ConditionReady,
+}
+
+func initConditions(bb *v1alpha1.BurstBuffer) {
+	for _, t := range conditionTypes {
+		if meta.FindStatusCondition(bb.Status.Conditions, t) == nil {
+			setCondition(bb, t, metav1.ConditionUnknown, v1alpha1.ReasonPending, "not evaluated yet")
+		}
+	}
+}
+
+func setCondition(bb *v1alpha1.BurstBuffer, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&bb.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: bb.Generation,
+	})
+}
+
+func conditionIs(bb *v1alpha1.BurstBuffer, typ string, status metav1.ConditionStatus) bool {
+	c := meta.FindStatusCondition(bb.Status.Conditions, typ)
+	return c != nil && c.Status == status
+}
+
+func conditionReason(bb *v1alpha1.BurstBuffer, typ string) string {
+	if c := meta.FindStatusCondition(bb.Status.Conditions, typ); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// failureReasons are the reasons that mean "a human must act", as opposed to "in progress".
+var failureReasons = map[string]bool{
+	v1alpha1.ReasonNodesNotFound:       true,
+	v1alpha1.ReasonInvalidHardware:     true,
+	v1alpha1.ReasonNotImplemented:      true,
+	v1alpha1.ReasonProbeFailed:         true,
+	v1alpha1.ReasonClientModuleMissing: true,
+	v1alpha1.ReasonStageFailed:         true,
+	"PrepareFailed":                    true,
+}
+
+func isFailureReason(r string) bool { return failureReasons[r] }
+
+// summarise derives Ready, the phase and the printer-column summary from the conditions and
+// figures. It runs once per visit, just before the status patch, so the phase is never out
+// of step with the conditions.
+func (r *BurstBufferReconciler) summarise(s *scope) {
+	bb := s.bb
+	bb.Status.NodeCount = int32(len(bb.Status.Nodes))
+	deleting := !bb.DeletionTimestamp.IsZero()
+
+	if !deleting {
+		setReady(bb)
+	}
+	ready := conditionIs(bb, v1alpha1.ConditionReady, metav1.ConditionTrue)
+	if ready && bb.Status.ReadyTime == nil {
+		now := metav1.NewTime(r.Now())
+		bb.Status.ReadyTime = &now
+	}
+
+	switch {
+	case deleting && conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse) &&
+		isFailureReason(conditionReason(bb, v1alpha1.ConditionStagedOut)):
+		bb.Status.Phase = v1alpha1.PhaseStageOutFailed
+	case deleting:
+		bb.Status.Phase = v1alpha1.PhaseTearingDown
+	case ready:
+		bb.Status.Phase = v1alpha1.PhaseReady
+	case len(bb.Status.Nodes) == 0:
+		bb.Status.Phase = v1alpha1.PhasePending
+	case conditionIs(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse) &&
+		isFailureReason(conditionReason(bb, v1alpha1.ConditionProvisioned)):
+		bb.Status.Phase = v1alpha1.PhaseFailed
+	case anyFailure(bb, v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated, v1alpha1.ConditionLimitsEstimated):
+		bb.Status.Phase = v1alpha1.PhaseDegraded
+	case !conditionIs(bb, v1alpha1.ConditionProvisioned, metav1.ConditionTrue):
+		bb.Status.Phase = v1alpha1.PhaseProvisioning
+	default:
+		bb.Status.Phase = v1alpha1.PhaseMeasuring
+	}
+	bb.Status.Summary = summary(bb)
+}
+
+func anyFailure(bb *v1alpha1.BurstBuffer, types ...string) bool {
+	for _, t := range types {
+		if conditionIs(bb, t, metav1.ConditionFalse) && isFailureReason(conditionReason(bb, t)) {
+			return true
+		}
+	}
+	return false
+}
+
+// setReady: Ready is True when every stage the spec asks for is done; otherwise it carries
+// the first stage that is not, with that stage's reason, so `kubectl get bb -o wide` says why.
+func setReady(bb *v1alpha1.BurstBuffer) {
+	for _, t := range []string{
+		v1alpha1.ConditionLimitsEstimated, v1alpha1.ConditionProvisioned,
+		v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated,
+	} {
+		c := meta.FindStatusCondition(bb.Status.Conditions, t)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			reason, msg := v1alpha1.ReasonNotReady, t+" is not evaluated yet"
+			if c != nil {
+				reason, msg = c.Reason, fmt.Sprintf("%s: %s", t, c.Message)
+			}
+			if len(bb.Status.Nodes) == 0 && c != nil && c.Reason == v1alpha1.ReasonPending {
+				reason, msg = v1alpha1.ReasonPending, "waiting for nodes"
+			}
+			setCondition(bb, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
+			return
+		}
+	}
+	setCondition(bb, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReady, readyMessage(bb))
+}
+
+func readyMessage(bb *v1alpha1.BurstBuffer) string {
+	msg := fmt.Sprintf("%s burst buffer on %d node(s)", bb.Spec.Engine, len(bb.Status.Nodes))
+	if bb.Status.Mount != nil {
+		msg += ", mounted at " + bb.Status.Mount.Path
+	}
+	return msg
+}
+
+// summary holds the human-readable figures for `kubectl get bb`.
+func summary(bb *v1alpha1.BurstBuffer) *v1alpha1.Summary {
+	l := bb.Status.Limits
+	if l == nil {
+		return nil
+	}
+	sum := &v1alpha1.Summary{}
+	limit := int64(0)
+	switch {
+	case l.Components != nil && l.Components.Write != nil:
+		limit = l.Components.Write.LimitBytesPerSecond
+		sum.Bottleneck = l.Components.Write.Bottleneck
+	case l.Estimated != nil:
+		limit = l.Estimated.Write.LimitBytesPerSecond
+		sum.Bottleneck = l.Estimated.Write.Bottleneck
+	}
+	if limit > 0 {
+		sum.WriteLimit = units.Rate(float64(limit))
+	} else if l.Estimated != nil {
+		sum.WriteLimit = "unknown"
+	}
+	if l.Sweep != nil && l.Sweep.Write != nil {
+		sum.WriteMeasured = units.Rate(float64(l.Sweep.Write.BestBytesPerSecond))
+		sum.Efficiency = fmt.Sprintf("%.2f", float64(l.Sweep.Write.EfficiencyPerMille)/1000)
+	}
+	return sum
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,132 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/controllers"
+)
+
+// The suite runs a real kube-apiserver and etcd (envtest, built from source by
+// `make envtest`) with the CRD from config/. There is no kubelet, scheduler or
+// controller-manager: tests play their part through the API (node objects, pod phases),
+// which is honest at this tier - the e2e suite runs the real thing.
+
+var (
+	cfg        *rest.Config
+	k8s        client.Client
+	testEnv    *envtest.Environment
+	kubeconfig string
+	scheme     = runtime.NewScheme()
+	stopMgr    context.CancelFunc
+	mgrDone    chan struct{}
+)
+
+func TestControllers(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "BurstBuffer controller (envtest)")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	Expect(os.Getenv("KUBEBUILDER_ASSETS")).NotTo(BeEmpty(),
+		"KUBEBUILDER_ASSETS is not set: run the suite with `make test-envtest`, which builds kube-apiserver and etcd")
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
+
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	cfg, err = testEnv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	kubeconfig = writeKubeconfig(cfg)
+	startManager()
+})
+
+var _ = AfterSuite(func() {
+	stopManager()
+	Expect(testEnv.Stop()).To(Succeed())
+})
+
+// startManager runs the operator in-process, configured as cmd/manager configures it.
+func startManager() {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  controllers.CacheOptions(),
+		// The suite restarts the manager in-process; metric names would clash otherwise.
+		Controller: config.Controller{SkipNameValidation: ptr(true)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect((&controllers.BurstBufferReconciler{
+		Client:     mgr.GetClient(),
+		Recorder:   mgr.GetEventRecorder("beeburst"),
+		AgentImage: "beeburst/agent:test",
+	}).SetupWithManager(mgr)).To(Succeed())
+	ctx, cancel := context.WithCancel(context.Background())
+	stopMgr = cancel
+	mgrDone = make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(mgrDone)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+}
+
+func stopManager() {
+	if stopMgr == nil {
+		return
+	}
+	stopMgr()
+	Eventually(mgrDone, 30*time.Second).Should(BeClosed())
+}
+
+// writeKubeconfig lets tests run kubectl against the envtest API server.
+func writeKubeconfig(c *rest.Config) string {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData}
+	kc.AuthInfos["envtest"] = &clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, Token: c.BearerToken}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "envtest"}
+	kc.CurrentContext = "envtest"
+	f := filepath.Join(os.TempDir(), fmt.Sprintf("beeburst-envtest-%d.kubeconfig", os.Getpid()))
+	Expect(clientcmd.WriteToFile(*kc, f)).To(Succeed())
+	DeferCleanup(os.Remove, f)
+	return f
+}
+
+// makeNode creates a Ready node, as a kubelet would register it.
+func makeNode(ctx context.Context, name string, labels map[string]string) {
+	n := &corev1.Node{}
+	n.Name = name
+	n.Labels = labels
+	Expect(k8s.Create(ctx, n)).To(Succeed())
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+		Reason: "KubeletReady", LastHeartbeatTime: nowMeta(), LastTransitionTime: nowMeta()}}
+	Expect(k8s.Status().Update(ctx, n)).To(Succeed())
+}

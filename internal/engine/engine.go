@@ -1,0 +1,37 @@
+// Package engine defines what a file-system engine does for a burst buffer. The controller
+// drives engines through this interface only; each engine owns its children.
+package engine
+
+import (
+	"context"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+// Result is what an engine reports after a visit.
+type Result struct {
+	// Ready is true when the file system is usable on every node.
+	Ready bool
+	// Reason and Message go into the Provisioned condition (CamelCase reason).
+	Reason  string
+	Message string
+	// Terminal means the spec can never work as it is (e.g. a missing kernel module);
+	// the controller marks the burst buffer Failed instead of waiting.
+	Terminal bool
+	// Prepared lists the nodes whose part is done.
+	Prepared map[string]bool
+	// Mount says how workload pods reach the file system, when Ready.
+	Mount *v1alpha1.MountStatus
+	// FailedNodes names nodes whose part failed, for messages and events.
+	FailedNodes []string
+}
+
+// Engine provisions and tears down one kind of file system. Both calls are idempotent and
+// must not block: they create children and report progress; watches bring the next visit.
+type Engine interface {
+	// Provision creates what the file system needs on nodes and reports whether it is ready.
+	Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (Result, error)
+	// Teardown removes the file system and the data on the nodes; done is true when nothing
+	// is left. The controller calls it only after stage-out finished (or hurry).
+	Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (done bool, err error)
+}

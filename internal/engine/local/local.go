@@ -1,0 +1,114 @@
+// Package local is the local engine: private node-local scratch, one directory per node
+// below spec.storage.path, made and removed by one-shot agent pods on each node.
+package local
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// Components of the local engine's pods.
+const (
+	ComponentPrepare = "prep"
+	ComponentClean   = "clean"
+)
+
+// Engine is the local engine.
+type Engine struct {
+	Client     client.Client
+	AgentImage string
+}
+
+var _ engine.Engine = &Engine{}
+
+// PreparePod makes the burst buffer's directory on one node.
+func PreparePod(bb *v1alpha1.BurstBuffer, image string, index int, node string) *corev1.Pod {
+	return nodetask.Pod(bb, nodetask.Spec{
+		Component: ComponentPrepare, Index: index, Node: node, Image: image,
+		Args:            []string{"dir", "create", "--path", nodetask.InHost(bb, nodetask.DataDir(bb))},
+		DeadlineSeconds: 120, MountStorage: true,
+	})
+}
+
+// CleanPod removes the burst buffer's directory on one node.
+func CleanPod(bb *v1alpha1.BurstBuffer, image string, index int, node string) *corev1.Pod {
+	return nodetask.Pod(bb, nodetask.Spec{
+		Component: ComponentClean, Index: index, Node: node, Image: image,
+		Args:            []string{"dir", "remove", "--path", nodetask.InHost(bb, nodetask.DataDir(bb))},
+		DeadlineSeconds: 600, MountStorage: true,
+	})
+}
+
+// Provision runs one prepare pod per node and is ready when all succeeded.
+func (e *Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (engine.Result, error) {
+	res := engine.Result{Prepared: map[string]bool{}}
+	var failed []string
+	for i, n := range nodes {
+		st, msg, err := e.runTask(ctx, PreparePod(bb, e.AgentImage, i, n))
+		if err != nil {
+			return res, err
+		}
+		switch st {
+		case nodetask.Succeeded:
+			res.Prepared[n] = true
+		case nodetask.Failed:
+			failed = append(failed, fmt.Sprintf("%s: %s", n, msg))
+			res.FailedNodes = append(res.FailedNodes, n)
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		sort.Strings(failed)
+		res.Reason = "PrepareFailed"
+		res.Message = fmt.Sprintf("could not create %s on %d node(s) (does spec.storage.path %s exist there?): %s",
+			nodetask.DataDir(bb), len(failed), bb.Spec.Storage.Path, strings.Join(failed, "; "))
+	case len(res.Prepared) == len(nodes):
+		res.Ready = true
+		res.Reason = v1alpha1.ReasonProvisioned
+		res.Message = fmt.Sprintf("%s exists on %d node(s)", nodetask.DataDir(bb), len(nodes))
+		res.Mount = &v1alpha1.MountStatus{Path: bb.Spec.Workload.MountPath, HostPath: nodetask.DataDir(bb)}
+	default:
+		res.Reason = v1alpha1.ReasonProvisioning
+		res.Message = fmt.Sprintf("preparing %s: %d of %d node(s) done", nodetask.DataDir(bb), len(res.Prepared), len(nodes))
+	}
+	return res, nil
+}
+
+// Teardown runs one clean pod per node; done when all succeeded. A failed clean pod is an
+// error (retried with backoff): data must not be left behind silently, nor the finalizer
+// removed while it is there.
+func (e *Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (bool, error) {
+	done := 0
+	for i, n := range nodes {
+		pod := CleanPod(bb, e.AgentImage, i, n)
+		st, msg, err := e.runTask(ctx, pod)
+		if err != nil {
+			return false, err
+		}
+		switch st {
+		case nodetask.Succeeded:
+			done++
+		case nodetask.Failed:
+			// Start over: delete the failed pod so the next visit creates a fresh one.
+			if err := e.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+				return false, err
+			}
+			return false, fmt.Errorf("removing %s on node %s failed: %s", nodetask.DataDir(bb), n, msg)
+		}
+	}
+	return done == len(nodes), nil
+}
+
+// runTask creates the task pod if it does not exist and returns its state.
+func (e *Engine) runTask(ctx context.Context, pod *corev1.Pod) (nodetask.State, string, error) {
+	return engine.RunTask(ctx, e.Client, pod)
+}

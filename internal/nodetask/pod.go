@@ -1,0 +1,177 @@
+// Package nodetask builds the one-shot pods the operator runs on a burst buffer's nodes
+// (preparing and removing directories, probes, benchmarks). Builders are pure functions so
+// they can be tested with golden files; the controller applies what they return.
+package nodetask
+
+import (
+	"fmt"
+	"hash/fnv"
+	"path"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+// HostMount is where a node task sees the node's storage path.
+const HostMount = "/host/storage"
+
+// Standard labels of every child object.
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "beeburst-operator"
+)
+
+// Labels returns the labels of a child of bb with the given component.
+func Labels(bb *v1alpha1.BurstBuffer, component string) map[string]string {
+	return map[string]string{
+		LabelName:                 "beeburst",
+		LabelInstance:             bb.Name,
+		LabelComponent:            component,
+		LabelManagedBy:            ManagedBy,
+		v1alpha1.LabelBurstBuffer: bb.Name,
+	}
+}
+
+// Name is a deterministic child name: <bb>-<component>-<index>. BurstBuffer names are at
+// most 40 characters (CRD validation), so the result stays a valid label value.
+func Name(bb *v1alpha1.BurstBuffer, component string, index int) string {
+	return fmt.Sprintf("%s-%s-%d", bb.Name, component, index)
+}
+
+// DataDir is the burst buffer's directory on a node, below spec.storage.path. It carries
+// namespace and name so that an operator looking at a node knows whose data it is.
+func DataDir(bb *v1alpha1.BurstBuffer) string {
+	return path.Join(bb.Spec.Storage.Path, "beeburst", bb.Namespace+"."+bb.Name)
+}
+
+// Spec describes one node task.
+type Spec struct {
+	Component string
+	Index     int
+	Node      string
+	Image     string
+	Args      []string
+	// DeadlineSeconds bounds the pod's life from when the kubelet accepts it, including a
+	// volume that never mounts (a storage path missing on the node): the kubelet fails the
+	// pod with DeadlineExceeded instead of it hanging in ContainerCreating.
+	DeadlineSeconds int64
+	// MountStorage mounts spec.storage.path (which must already exist on the node: a missing
+	// path must fail, not silently create a directory on the root disk) at HostMount.
+	MountStorage bool
+	// HostNetwork runs the task in the node's network namespace (network probes).
+	HostNetwork bool
+	Env         []corev1.EnvVar
+}
+
+// Pod builds the pod of a node task, owned by bb. The pod is pinned with nodeName: these
+// tasks belong to one node each and must not wait for (or be moved by) the scheduler.
+func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
+	deadline := s.DeadlineSeconds
+	if deadline == 0 {
+		deadline = 300
+	}
+	env := append([]corev1.EnvVar{{
+		Name:      "NODE_NAME",
+		ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}},
+	}}, s.Env...)
+	pod := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      Name(bb, s.Component, s.Index),
+			Namespace: bb.Namespace,
+			Labels:    Labels(bb, s.Component),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(bb,
+				v1alpha1.GroupVersion.WithKind("BurstBuffer"))},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                     s.Node,
+			RestartPolicy:                corev1.RestartPolicyNever,
+			ActiveDeadlineSeconds:        &deadline,
+			HostNetwork:                  s.HostNetwork,
+			AutomountServiceAccountToken: ptr(false),
+			// Node tasks must run on nodes that are cordoned or tainted for other work too:
+			// a burst buffer's node is reserved for its job.
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{
+				Name:                     s.Component,
+				Image:                    s.Image,
+				ImagePullPolicy:          corev1.PullIfNotPresent,
+				Command:                  []string{"/agent"},
+				Args:                     s.Args,
+				Env:                      env,
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				SecurityContext: &corev1.SecurityContext{
+					// Root without privileges: writing below a root-owned host directory
+					// needs uid 0, nothing else does.
+					AllowPrivilegeEscalation: ptr(false),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"DAC_OVERRIDE", "CHOWN", "FOWNER"}},
+				},
+			}},
+		},
+	}
+	if s.MountStorage {
+		pod.Spec.Volumes = []corev1.Volume{{
+			Name: "storage",
+			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+				Path: bb.Spec.Storage.Path, Type: ptr(corev1.HostPathDirectory),
+			}},
+		}}
+		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "storage", MountPath: HostMount}}
+	}
+	return pod
+}
+
+// InHost translates a node path below spec.storage.path to where a node task sees it.
+func InHost(bb *v1alpha1.BurstBuffer, nodePath string) string {
+	rel := strings.TrimPrefix(nodePath, bb.Spec.Storage.Path)
+	return path.Join(HostMount, rel)
+}
+
+// State is what a node task's pod tells.
+type State int
+
+// Pod states as the controller sees them.
+const (
+	Running State = iota
+	Succeeded
+	Failed
+)
+
+// StateOf summarises a task pod and, when it ended, its termination message (the agent
+// writes its compact report there) or the failure reason.
+func StateOf(pod *corev1.Pod) (State, string) {
+	msg := ""
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			msg = strings.TrimSpace(t.Message)
+			if msg == "" && t.Reason != "" {
+				msg = t.Reason
+			}
+		}
+	}
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded:
+		return Succeeded, msg
+	case corev1.PodFailed:
+		if msg == "" {
+			msg = strings.TrimSpace(pod.Status.Reason + ": " + pod.Status.Message)
+		}
+		return Failed, msg
+	}
+	return Running, ""
+}
+
+// Hash is a short stable hash, for names derived from long inputs.
+func Hash(s string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+func ptr[T any](v T) *T { return &v }
