@@ -1,0 +1,121 @@
+// Command chartcheck compares the objects `helm template --include-crds` renders from
+// charts/beeburst with their sources in config/, field by field where they must agree: the
+// CRD, RBAC rules, and the manager's security settings, ports and probes. It exits non-zero
+// and names the difference when the chart drifted.
+//
+//	helm template beeburst charts/beeburst --include-crds | go run ./hack/chartcheck config
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+type obj = map[string]any
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: helm template ... | chartcheck CONFIG_DIR")
+		os.Exit(2)
+	}
+	rendered, err := io.ReadAll(os.Stdin)
+	must(err)
+	chart := index(split(rendered))
+	var source []obj
+	for _, dir := range []string{"crd/bases", "rbac", "manager"} {
+		files, _ := filepath.Glob(filepath.Join(os.Args[1], dir, "*.yaml"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "kustomization.yaml") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			must(err)
+			source = append(source, split(b)...)
+		}
+	}
+	cfg := index(source)
+
+	var problems []string
+	check := func(key string, paths ...string) {
+		c, s := chart[key], cfg[key]
+		if c == nil || s == nil {
+			problems = append(problems, fmt.Sprintf("%s: in chart=%v, in config=%v", key, c != nil, s != nil))
+			return
+		}
+		for _, p := range paths {
+			if a, b := dig(c, p), dig(s, p); !reflect.DeepEqual(a, b) {
+				problems = append(problems, fmt.Sprintf("%s %s differs:\n  chart:  %v\n  config: %v", key, p, a, b))
+			}
+		}
+	}
+	check("CustomResourceDefinition/burstbuffers.beeburst.io", "spec")
+	check("ClusterRole/beeburst-manager", "rules")
+	check("Role/beeburst-leader-election", "rules")
+	check("ServiceAccount/beeburst-manager", "metadata.name")
+	check("ClusterRoleBinding/beeburst-manager", "roleRef")
+	check("Deployment/beeburst-manager",
+		"spec.selector", "spec.template.spec.securityContext", "spec.template.spec.serviceAccountName",
+		"spec.template.spec.containers.0.securityContext", "spec.template.spec.containers.0.ports",
+		"spec.template.spec.containers.0.livenessProbe", "spec.template.spec.containers.0.readinessProbe",
+		"spec.template.spec.containers.0.args", "spec.template.spec.containers.0.image")
+	if len(problems) > 0 {
+		fmt.Fprintln(os.Stderr, "chartcheck: charts/beeburst drifted from config/:")
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, " -", p)
+		}
+		os.Exit(1)
+	}
+	fmt.Printf("chartcheck: chart agrees with config/ (%d objects compared)\n", len(chart))
+}
+
+func split(b []byte) []obj {
+	var out []obj
+	for _, doc := range bytes.Split(b, []byte("\n---")) {
+		var o obj
+		if err := yaml.Unmarshal(doc, &o); err == nil && o != nil && o["kind"] != nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func index(objs []obj) map[string]obj {
+	m := map[string]obj{}
+	for _, o := range objs {
+		m[fmt.Sprintf("%v/%v", o["kind"], dig(o, "metadata.name"))] = o
+	}
+	return m
+}
+
+// dig walks a dotted path; numeric parts index lists.
+func dig(o any, path string) any {
+	for _, p := range strings.Split(path, ".") {
+		switch v := o.(type) {
+		case map[string]any:
+			o = v[p]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(p, &i); err != nil || i >= len(v) {
+				return nil
+			}
+			o = v[i]
+		default:
+			return nil
+		}
+	}
+	return o
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chartcheck:", err)
+		os.Exit(2)
+	}
+}
