@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/units"
+	"github.com/beeburst/beeburst/internal/limits"
 )
 
 // conditionTypes are set on the first visit (Unknown until a phase decides), so a user sees
@@ -157,12 +157,12 @@ func summary(bb *v1alpha1.BurstBuffer) *v1alpha1.Summary {
 		sum.Bottleneck = l.Estimated.Write.Bottleneck
 	}
 	if limit > 0 {
-		sum.WriteLimit = units.Rate(float64(limit))
+		sum.WriteLimit = limits.FormatBytesPerSecond(float64(limit))
 	} else if l.Estimated != nil {
 		sum.WriteLimit = "unknown"
 	}
 	if l.Sweep != nil && l.Sweep.Write != nil {
-		sum.WriteMeasured = units.Rate(float64(l.Sweep.Write.BestBytesPerSecond))
+		sum.WriteMeasured = limits.FormatBytesPerSecond(float64(l.Sweep.Write.BestBytesPerSecond))
 		sum.Efficiency = fmt.Sprintf("%.2f", float64(l.Sweep.Write.EfficiencyPerMille)/1000)
 	}
 	return sum

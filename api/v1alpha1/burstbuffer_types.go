@@ -219,8 +219,9 @@ type HardwareSpec struct {
 	Devices *DevicesHardware `json:"devices,omitempty"`
 
 	// colocated says clients and storage servers are the same nodes (a burst buffer): only
-	// (Ns-1)/Ns of each client's data crosses the network. Empty: true for a BurstBuffer, whose
-	// clients are its own nodes.
+	// (Ns-1)/Ns of each client's data crosses the network. Empty: inferred - true when
+	// clients.nodes and servers.nodes are equal (a BurstBuffer's own nodes, the default), false
+	// when they differ; the formula in the status says which was used.
 	// +optional
 	Colocated *bool `json:"colocated,omitempty"`
 }
@@ -269,8 +270,8 @@ type LinkHardware struct {
 
 // FabricHardware is the network fabric between clients and servers.
 type FabricHardware struct {
-	// bisectionBitsPerSecond is the fabric's bisection bandwidth. Empty: non-blocking
-	// (min of the client and server sides).
+	// bisectionBitsPerSecond is the fabric's bisection bandwidth as a data rate (no encoding
+	// is applied to it). Empty: non-blocking (min of the client and server sides).
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="fabric bisectionBitsPerSecond must be greater than zero"
 	// +optional
 	BisectionBitsPerSecond *resource.Quantity `json:"bisectionBitsPerSecond,omitempty"`
@@ -674,12 +675,17 @@ type EstimatedLimits struct {
 
 // OperationLimit is the limit of one operation with its terms.
 type OperationLimit struct {
-	// clientsBytesPerSecond is Bc, the client side.
-	ClientsBytesPerSecond int64 `json:"clientsBytesPerSecond"`
-	// serversBytesPerSecond is Bs, the server side.
-	ServersBytesPerSecond int64 `json:"serversBytesPerSecond"`
-	// networkBytesPerSecond is Bnet, the fabric (after service traffic).
-	NetworkBytesPerSecond int64 `json:"networkBytesPerSecond"`
+	// clientsBytesPerSecond is Bc, the client side. Absent when unknown or when it does not
+	// apply (the local engine: no process writes through a link); the formula says which.
+	// +optional
+	ClientsBytesPerSecond *int64 `json:"clientsBytesPerSecond,omitempty"`
+	// serversBytesPerSecond is Bs, the server side. Absent when unknown or not applicable.
+	// +optional
+	ServersBytesPerSecond *int64 `json:"serversBytesPerSecond,omitempty"`
+	// networkBytesPerSecond is Bnet, the fabric (after service traffic). Absent when no data
+	// crosses the network (the local engine, a single co-located node) or when unknown.
+	// +optional
+	NetworkBytesPerSecond *int64 `json:"networkBytesPerSecond,omitempty"`
 	// devicesBytesPerSecond is Bd; absent when the devices' figure is unknown.
 	// +optional
 	DevicesBytesPerSecond *int64 `json:"devicesBytesPerSecond,omitempty"`
@@ -793,7 +799,8 @@ type SweepResult struct {
 	Plateau SweepPoint `json:"plateau"`
 	// efficiencyPerMille is B / limit in thousandths.
 	EfficiencyPerMille int32 `json:"efficiencyPerMille"`
-	// parallelismLimitProcesses is P from the measured limit.
+	// parallelismLimitProcesses is P = min(Bs, Bnet, Bd) / C with C = link / N at the
+	// plateau's processes per node: the client processes it takes to saturate the system.
 	// +optional
 	ParallelismLimitProcesses *int64 `json:"parallelismLimitProcesses,omitempty"`
 }

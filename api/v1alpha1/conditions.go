@@ -18,7 +18,8 @@ const (
 	LabelNodePrefix = "bb.beeburst.io/"
 
 	// Documented hardware figures of a node (stage 1), e.g. set by the testbed or by an
-	// administrator. Values are quantities: "1G" bits/s, "300M" bytes/s.
+	// administrator. Values are quantities: "1G" bits/s, "300M" bytes/s. The encoding label
+	// writes 64b/66b as "64b66b" (label values cannot hold "/"); absent means none.
 	LabelLinkRateBitsPerSecond   = "hardware.beeburst.io/link-rate-bits-per-second"
 	LabelLinkEncoding            = "hardware.beeburst.io/link-encoding"
 	LabelDiskWriteBytesPerSecond = "hardware.beeburst.io/disk-write-bytes-per-second"

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"sigs.k8s.io/yaml"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/hardware"
+)
+
+// input is what an estimate file holds.
+type input struct {
+	// name is metadata.name of a manifest, empty for a bare hardware block.
+	name string
+	// manifest is true for a BurstBuffer manifest, false for a bare hardware block.
+	manifest   bool
+	hw         *v1alpha1.HardwareSpec
+	defaults   hardware.Defaults
+	validation *v1alpha1.ValidationSpec
+}
+
+var documentSeparator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
+
+// decodeInput reads a BurstBuffer manifest, or a file holding only its spec.hardware block
+// (with or without the "hardware:" key), and tells which it was. Decoding is strict: an
+// unknown field is an error, not a silently ignored typo. It never panics.
+func decodeInput(data []byte) (in input, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			in, err = input{}, fmt.Errorf("cannot parse the file as YAML: %v", r)
+		}
+	}()
+	var docs [][]byte
+	var tops []map[string]any
+	for _, doc := range documentSeparator.Split(string(data), -1) {
+		var top map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &top); err != nil {
+			return input{}, fmt.Errorf("the file must hold a BurstBuffer manifest or its spec.hardware block as a YAML mapping: %w", err)
+		}
+		if top == nil { // empty or comments only
+			continue
+		}
+		docs, tops = append(docs, []byte(doc)), append(tops, top)
+	}
+	switch len(docs) {
+	case 0:
+		return input{}, errors.New("the file is empty: give a BurstBuffer manifest or its spec.hardware block")
+	case 1:
+	default:
+		var keep []int
+		for i, top := range tops {
+			if top["kind"] == "BurstBuffer" {
+				keep = append(keep, i)
+			}
+		}
+		if len(keep) != 1 {
+			return input{}, fmt.Errorf("the file holds %d YAML documents and %d BurstBuffers; give one BurstBuffer", len(docs), len(keep))
+		}
+		docs, tops = docs[keep[0]:keep[0]+1], tops[keep[0]:keep[0]+1]
+	}
+	doc, top := docs[0], tops[0]
+
+	_, hasKind := top["kind"]
+	_, hasAPIVersion := top["apiVersion"]
+	_, hasSpec := top["spec"]
+	_, hasMetadata := top["metadata"]
+	if hasKind || hasAPIVersion || hasSpec || hasMetadata {
+		if hasKind && top["kind"] != "BurstBuffer" {
+			return input{}, fmt.Errorf("kind is %v: give a BurstBuffer manifest or its spec.hardware block", top["kind"])
+		}
+		if want := v1alpha1.GroupVersion.String(); hasAPIVersion && top["apiVersion"] != want {
+			return input{}, fmt.Errorf("apiVersion is %v: this plugin reads %s", top["apiVersion"], want)
+		}
+		var bb v1alpha1.BurstBuffer
+		if err := yaml.UnmarshalStrict(doc, &bb); err != nil {
+			return input{}, fmt.Errorf("BurstBuffer manifest: %w", err)
+		}
+		return input{name: bb.Name, manifest: true, hw: bb.Spec.Hardware, defaults: hardware.DefaultsFor(&bb),
+			validation: &bb.Spec.Validation}, nil
+	}
+
+	in = input{defaults: hardware.Defaults{Engine: v1alpha1.EngineBeeGFS}}
+	if _, ok := top["hardware"]; ok && len(top) == 1 {
+		var wrapped struct {
+			Hardware *v1alpha1.HardwareSpec `json:"hardware"`
+		}
+		if err := yaml.UnmarshalStrict(doc, &wrapped); err != nil {
+			return input{}, fmt.Errorf("hardware block: %w", err)
+		}
+		in.hw = wrapped.Hardware
+	} else {
+		var hw v1alpha1.HardwareSpec
+		if err := yaml.UnmarshalStrict(doc, &hw); err != nil {
+			return input{}, fmt.Errorf("hardware block (a file without apiVersion/kind is read as spec.hardware): %w", err)
+		}
+		in.hw = &hw
+	}
+	if in.hw == nil || bytes.Equal(bytes.TrimSpace(doc), []byte("hardware:")) {
+		return input{}, errors.New("the hardware block is empty")
+	}
+	return in, nil
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes: 0 success, 1 a failure that is not the input's fault (writing the output),
+// 2 invalid input (flags, files, figures) - the code kubectl uses for usage errors.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitInvalid = 2
+)
+
+// runtimeError marks an error that is not the input's fault (exit code 1); every other error
+// is invalid input (exit code 2).
+type runtimeError struct{ err error }
+
+func (e runtimeError) Error() string { return e.err.Error() }
+func (e runtimeError) Unwrap() error { return e.err }
+
+// run is main without os.Exit, for tests.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCommand(stdin)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "error: %v\n", err)
+	var rt runtimeError
+	if errors.As(err, &rt) {
+		return exitFailure
+	}
+	return exitInvalid
+}
+
+func newRootCommand(stdin io.Reader) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kubectl-beeburst",
+		Short: "beeburst's kubectl plugin: burst buffer limits",
+		Long: `kubectl beeburst works with beeburst burst buffers and the performance limits the
+operator publishes for them (the staged limit method: theory, components, sweep, monitoring).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newEstimateCommand(stdin))
+	return root
+}
