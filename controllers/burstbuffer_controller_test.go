@@ -299,16 +299,23 @@ var _ = Describe("CRD validation", func() {
 		ctx := context.Background()
 		bb := localBB(ns, "immutable", 1)
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		cur := get(ctx, bb)
-		cur.Spec.Engine = v1alpha1.EngineBeeGFS
-		err := k8s.Update(ctx, cur)
-		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(ContainSubstring("engine is immutable"))
-		cur = get(ctx, bb)
-		cur.Spec.Nodes.Count = 5
-		err = k8s.Update(ctx, cur)
-		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(ContainSubstring("nodes is immutable"))
+		// The operator writes the object too (finalizer): retry on conflicts, never on the
+		// validation error itself.
+		updateErr := func(mutate func(*v1alpha1.BurstBuffer)) func() string {
+			return func() string {
+				cur := get(ctx, bb)
+				mutate(cur)
+				err := k8s.Update(ctx, cur)
+				if err == nil || apierrors.IsConflict(err) {
+					return fmt.Sprint(err)
+				}
+				return err.Error()
+			}
+		}
+		Eventually(updateErr(func(b *v1alpha1.BurstBuffer) { b.Spec.Engine = v1alpha1.EngineBeeGFS }), timeout).
+			Should(ContainSubstring("engine is immutable"))
+		Eventually(updateErr(func(b *v1alpha1.BurstBuffer) { b.Spec.Nodes.Count = 5 }), timeout).
+			Should(ContainSubstring("nodes is immutable"))
 	})
 
 	It("applies defaults in the API server", func() {
