@@ -62,8 +62,12 @@ verify: manifests generate fmt ## Regenerate everything and fail if the tree cha
 test: vet test-unit test-envtest ## The test command: vet, unit tests, envtest suite (and e2e where it can run).
 
 .PHONY: test-unit
-test-unit: ## Unit tests of the pure packages and commands (real fio/iperf3 where installed by tools-host).
-	go test ./api/... ./internal/... ./cmd/... -count=1
+test-unit: host-tools ## Unit tests of the pure packages and commands, with real fio and iperf3 runs.
+	BEEBURST_REQUIRE_TOOLS=1 go test ./api/... ./internal/... ./cmd/... ./hack/... -count=1
+
+.PHONY: host-tools
+host-tools: ## Install fio and iperf3 from Debian packages if missing (the agent's tests run them).
+	hack/host-tools.sh
 
 .PHONY: test-envtest
 test-envtest: envtest ## Ginkgo + envtest suite against a real kube-apiserver and etcd.

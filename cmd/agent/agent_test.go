@@ -1,0 +1,402 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/beeburst/beeburst/internal/bench"
+)
+
+func agent(t *testing.T, args ...string) (int, *bench.Report, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := execute(args, &out, &errb)
+	var r bench.Report
+	if out.Len() > 0 {
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatalf("stdout is not a Report: %v\n%s", err, out.String())
+		}
+	}
+	return code, &r, errb.String()
+}
+
+func needTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			// `make test` installs the tools and sets BEEBURST_REQUIRE_TOOLS: there a
+			// missing tool fails the test instead of silently skipping the real runs.
+			if os.Getenv("BEEBURST_REQUIRE_TOOLS") != "" {
+				t.Fatalf("%s is not installed (run hack/host-tools.sh)", tool)
+			}
+			t.Skipf("%s is not installed (run hack/host-tools.sh)", tool)
+		}
+	}
+}
+
+// assertEmpty checks that the agent left nothing behind in dir.
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("left behind: %s", filepath.Join(dir, e.Name()))
+	}
+}
+
+func checkResult(t *testing.T, r *bench.Result, op bench.Operation) {
+	t.Helper()
+	if r == nil {
+		t.Fatalf("no %s result", op)
+	}
+	if !(r.BytesPerSecond > 0) || !(r.RuntimeSeconds > 0) || r.Processes < 1 {
+		t.Errorf("%s: implausible %+v", op, r)
+	}
+	if r.Bytes > 0 && math.Abs(float64(r.Bytes)/r.RuntimeSeconds-r.BytesPerSecond)/r.BytesPerSecond > 1e-9 {
+		t.Errorf("%s: %d bytes in %v s is not %v B/s", op, r.Bytes, r.RuntimeSeconds, r.BytesPerSecond)
+	}
+}
+
+func TestRealDeviceProbe(t *testing.T) {
+	needTools(t, "fio")
+	dir, tmp := t.TempDir(), t.TempDir()
+	tl, full := filepath.Join(tmp, "termination-log"), filepath.Join(tmp, "report.json")
+	code, r, stderr := agent(t, "probe-device", "--dir", dir, "--size", "16M", "--jobs", "2", "--runtime", "1s",
+		"--monitor-interval", "200ms", "--termination-log", tl, "--output", full)
+	if code != 0 || r.Phase != bench.PhaseSucceeded {
+		t.Fatalf("exit %d, report %+v\n%s", code, r, stderr)
+	}
+	w, rd := bench.Find(r.Results, bench.OpWrite), bench.Find(r.Results, bench.OpRead)
+	checkResult(t, w, bench.OpWrite)
+	checkResult(t, rd, bench.OpRead)
+	if w.Processes != 2 || rd.Processes != 2 {
+		t.Errorf("processes %d/%d", w.Processes, rd.Processes)
+	}
+	if r.Tools.Fio == "" || r.Monitor == nil || r.Monitor.Samples < 2 {
+		t.Errorf("tools %+v monitor %+v", r.Tools, r.Monitor)
+	}
+	tlb, err := os.ReadFile(tl)
+	if err != nil || len(tlb) >= bench.TerminationMessageLimit || !json.Valid(tlb) {
+		t.Errorf("termination log: %d bytes, valid %v, %v", len(tlb), json.Valid(tlb), err)
+	}
+	if fb, err := os.ReadFile(full); err != nil || !json.Valid(fb) {
+		t.Errorf("full report: %v", err)
+	}
+	assertEmpty(t, dir)
+	t.Logf("device write %.0f MB/s, read %.0f MB/s", w.BytesPerSecond/1e6, rd.BytesPerSecond/1e6)
+}
+
+// The parsed fio figures must agree with fio's own summary of the same run.
+func TestRealFioAgreesWithFio(t *testing.T) {
+	needTools(t, "fio")
+	dir := t.TempDir()
+	for _, op := range []bench.Operation{bench.OpWrite, bench.OpRead} {
+		plan, err := bench.DataPlan(op, bench.SeqOptions{Name: "agree", Dir: dir, Procs: 2, BlockSize: 1 << 20, Size: 16 << 20,
+			Runtime: time.Second, Direct: true, Unlink: op == bench.OpRead})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan.Global = append(plan.Global, bench.KV{K: "group_reporting", V: "1"})
+		jf := filepath.Join(t.TempDir(), "job.fio")
+		if err := os.WriteFile(jf, []byte(plan.JobFile()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runTool(t.Context(), "fio", "--output-format=json", jf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := bench.ParseFio(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw struct {
+			Jobs []map[string]struct {
+				BWBytes float64 `json:"bw_bytes"`
+				IOPS    float64 `json:"iops"`
+			} `json:"jobs"`
+		}
+		// Only the direction sections decode; other keys are skipped.
+		_ = json.Unmarshal(out, &raw)
+		own := raw.Jobs[0][string(map[bench.Operation]string{bench.OpWrite: "write", bench.OpRead: "read"}[op])]
+		got := bench.Find(p.Results, op)
+		checkResult(t, got, op)
+		if math.Abs(got.BytesPerSecond-own.BWBytes)/own.BWBytes > 0.001 || math.Abs(got.OpsPerSecond-own.IOPS)/own.IOPS > 0.001 {
+			t.Errorf("%s: parsed %v B/s %v IOPS, fio says %v B/s %v IOPS", op, got.BytesPerSecond, got.OpsPerSecond, own.BWBytes, own.IOPS)
+		}
+	}
+	assertEmpty(t, dir)
+}
+
+func TestRealIdealSweep(t *testing.T) {
+	needTools(t, "fio")
+	dir := t.TempDir()
+	for _, n := range []string{"1", "2"} {
+		code, r, stderr := agent(t, "ideal", "--dir", dir, "--procs", n, "--size", "16M", "--runtime", "1s", "-q")
+		if code != 0 {
+			t.Fatalf("N=%s: exit %d %+v\n%s", n, code, r, stderr)
+		}
+		checkResult(t, bench.Find(r.Results, bench.OpWrite), bench.OpWrite)
+		checkResult(t, bench.Find(r.Results, bench.OpRead), bench.OpRead)
+		if got := bench.Find(r.Results, bench.OpWrite).Processes; got != atoiDefault(n, 0) {
+			t.Errorf("N=%s: %d processes", n, got)
+		}
+		assertEmpty(t, dir)
+	}
+}
+
+// fio client mode on loopback: one fio server on 127.0.0.1, the agent as its client.
+func TestRealIdealClientMode(t *testing.T) {
+	needTools(t, "fio")
+	dir := t.TempDir()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := startBackground(t.Context(), "fio", "--server=ip:127.0.0.1,"+itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stop()
+	if err := waitListening(t.Context(), srv, port, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	code, r, stderr := agent(t, "ideal", "--dir", dir, "--procs", "2", "--size", "8M", "--runtime", "1s", "-q",
+		"--clients", "127.0.0.1:"+itoa(port))
+	if code != 0 {
+		t.Fatalf("exit %d %+v\n%s", code, r, stderr)
+	}
+	w := bench.Find(r.Results, bench.OpWrite)
+	checkResult(t, w, bench.OpWrite)
+	checkResult(t, bench.Find(r.Results, bench.OpRead), bench.OpRead)
+	if w.Nodes != 1 || w.Processes != 2 {
+		t.Errorf("nodes %d processes %d", w.Nodes, w.Processes)
+	}
+	assertEmpty(t, dir)
+}
+
+func TestRealNetProbeLoopback(t *testing.T) {
+	needTools(t, "iperf3")
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two process pairs, so the aggregate is summed over pairs.
+	servers, err := startIperf3Servers(t.Context(), "127.0.0.1", port, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopAll(servers)
+	code, r, stderr := agent(t, "net-client", "--host", "127.0.0.1", "--port", itoa(port), "--pairs", "2", "--streams", "2", "--time", "1s", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d %+v\n%s", code, r, stderr)
+	}
+	x := bench.Find(r.Results, bench.OpTransfer)
+	if x == nil || !(x.BytesPerSecond > 0) || x.Processes != 4 || len(x.Clients) != 2 {
+		t.Fatalf("%+v", r.Results)
+	}
+	if sum := x.Clients[0].BytesPerSecond + x.Clients[1].BytesPerSecond; math.Abs(sum-x.BytesPerSecond) > 1 {
+		t.Errorf("pairs sum %v, aggregate %v", sum, x.BytesPerSecond)
+	}
+	t.Logf("loopback %.2f Gbit/s", x.BytesPerSecond*8/1e9)
+
+	// One more single run, against iperf3's own summary of the same test.
+	servers2, err := startIperf3Servers(t.Context(), "127.0.0.1", port+2, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopAll(servers2)
+	out, err := runTool(t.Context(), "iperf3", bench.Iperf3ClientArgs("127.0.0.1", port+2, 1, time.Second)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := bench.ParseIperf3(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		End struct {
+			SumReceived struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal(out, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if got, own := p.Results[0].BytesPerSecond*8, raw.End.SumReceived.BitsPerSecond; got != own || own <= 0 {
+		t.Errorf("parsed %v bit/s, iperf3 says %v", got, own)
+	}
+}
+
+func TestRealRunSmoke(t *testing.T) {
+	needTools(t, "fio", "iperf3")
+	dir := t.TempDir()
+	code, r, stderr := agent(t, "run", "--dir", dir, "--profile", "smoke")
+	if code != 0 {
+		t.Fatalf("exit %d %+v\n%s", code, r, stderr)
+	}
+	if len(r.Sweep) != 2 || bench.Find(r.Results, bench.OpTransfer) == nil || r.Analysis == nil {
+		t.Errorf("report %+v", r)
+	}
+	if !strings.Contains(stderr, "stage 3 - ideal workload") {
+		t.Errorf("no summary on stderr:\n%s", stderr)
+	}
+	assertEmpty(t, dir)
+}
+
+func TestRealWorkloadsFio(t *testing.T) {
+	needTools(t, "fio")
+	dir := t.TempDir()
+	for kind, ops := range map[string][]bench.Operation{
+		"sharedfile": {bench.OpWrite, bench.OpRead},
+		"random4k":   {bench.OpRandWrite, bench.OpRandRead},
+		"metadata":   {bench.OpCreate, bench.OpStat, bench.OpDelete},
+	} {
+		code, r, stderr := agent(t, "workload", "--kind", kind, "--dir", dir, "--procs", "2", "--size", "8M", "--runtime", "1s", "--files", "200", "-q")
+		if code != 0 {
+			t.Fatalf("%s: exit %d %+v\n%s", kind, code, r, stderr)
+		}
+		for _, op := range ops {
+			x := bench.Find(r.Results, op)
+			if x == nil || !(x.OpsPerSecond > 0) {
+				t.Errorf("%s: %s missing or zero: %+v", kind, op, r.Results)
+			}
+		}
+		assertEmpty(t, dir)
+	}
+}
+
+// SIGTERM stops the tool, removes its files and reports "cancelled".
+func TestCancelOnSIGTERM(t *testing.T) {
+	needTools(t, "fio")
+	dir := t.TempDir()
+	// A SIGTERM that arrives when the agent's handler is not installed must not kill the
+	// test binary.
+	guard := make(chan os.Signal, 1)
+	signal.Notify(guard, syscall.SIGTERM)
+	defer signal.Stop(guard)
+	go func() {
+		// Wait until fio runs (its files exist), then signal this process.
+		for i := 0; i < 200; i++ {
+			if m, _ := filepath.Glob(filepath.Join(dir, ".beeburst-probe-*", "probe.*")); len(m) > 0 {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	code, r, _ := agent(t, "probe-device", "--dir", dir, "--size", "16M", "--jobs", "1", "--runtime", "30s", "-q")
+	if code != exitCancelled || r.Phase != bench.PhaseCancelled {
+		t.Fatalf("exit %d phase %q message %q", code, r.Phase, r.Message)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("cancellation took %v", d)
+	}
+	assertEmpty(t, dir)
+	if out, _ := exec.Command("pgrep", "-f", dir).Output(); len(out) > 0 {
+		t.Errorf("processes left: %s", out)
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	needTools(t, "fio")
+	dir := t.TempDir()
+	code, r, _ := agent(t, "probe-device", "--dir", dir, "--size", "16M", "--jobs", "1", "--runtime", "30s", "--timeout", "2s", "-q")
+	if code != exitFailed || r.Phase != bench.PhaseFailed || !strings.Contains(r.Message, "deadline") {
+		t.Fatalf("exit %d phase %q message %q", code, r.Phase, r.Message)
+	}
+	assertEmpty(t, dir)
+}
+
+func TestParseCommand(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := execute([]string{"parse", "--tool", "fio", "../../testdata/tools/client-hl.stdout"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var p struct {
+		Tool    string
+		Results []struct {
+			Operation      string
+			BytesPerSecond *float64
+			OpsPerSecond   *float64
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Tool != "fio" || len(p.Results) != 1 || p.Results[0].Operation != "write" || p.Results[0].BytesPerSecond == nil {
+		t.Errorf("%s", out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := execute([]string{"parse", "--tool", "iperf3", "../../testdata/tools/iperf3-error.json"}, &out, &errb); code != exitFailed {
+		t.Errorf("iperf3 error output: exit %d", code)
+	}
+	if !strings.Contains(errb.String(), "iperf3: ") || out.Len() != 0 {
+		t.Errorf("stderr %q stdout %q", errb.String(), out.String())
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestMonitorCommand(t *testing.T) {
+	code, r, stderr := agent(t, "monitor", "--interval", "100ms", "--duration", "450ms", "-q")
+	if code != 0 || r.Monitor == nil || r.Monitor.Samples < 4 || r.Monitor.IntervalSeconds != 0.1 {
+		t.Fatalf("exit %d monitor %+v\n%s", code, r.Monitor, stderr)
+	}
+}
+
+func TestMissingToolIsAClearError(t *testing.T) {
+	if _, err := exec.LookPath("mdtest"); err == nil {
+		t.Skip("mdtest is installed")
+	}
+	dir := t.TempDir()
+	code, r, _ := agent(t, "workload", "--kind", "metadata", "--tool", "mdtest", "--dir", dir, "-q")
+	if code != exitFailed || !strings.Contains(r.Message, "mdtest is not installed") || r.Tools.Mdtest != "" {
+		t.Fatalf("exit %d message %q tools %+v", code, r.Message, r.Tools)
+	}
+	assertEmpty(t, dir)
+}
+
+func TestDirCreateRemove(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "beeburst", "ns.bb")
+	var out, errb bytes.Buffer
+	if code := execute([]string{"-q", "dir", "create", "--path", dir}, &out, &errb); code != exitOK {
+		t.Fatalf("create: exit %d: %s", code, errb.String())
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o777 {
+		t.Fatalf("create: %v %v", fi, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := execute([]string{"-q", "dir", "remove", "--path", dir}, &out, &errb); code != exitOK {
+		t.Fatalf("remove: exit %d: %s", code, errb.String())
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("remove left %s: %v", dir, err)
+	}
+	// A path that is not a burst buffer's directory is refused, never removed.
+	for _, bad := range []string{root, "/etc", filepath.Join(root, "beeburst"), "relative/beeburst/x", filepath.Join(root, "beeburst", "..", "x")} {
+		if code := execute([]string{"-q", "dir", "remove", "--path", bad}, &out, &errb); code == exitOK {
+			t.Errorf("remove %q succeeded", bad)
+		}
+	}
+	if _, err := os.Stat(root); err != nil {
+		t.Fatalf("root removed: %v", err)
+	}
+}

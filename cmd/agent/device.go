@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/beeburst/beeburst/internal/bench"
+)
+
+// Free space is shared and has run out before: auto-sized files use at most this share of
+// what is free, and at most autoCap per process.
+const (
+	autoFraction = 0.10
+	autoCap      = 1 << 30
+)
+
+type dataFlags struct {
+	dir     string
+	size    string
+	procs   int
+	bs      string
+	runtime time.Duration
+	direct  bool
+}
+
+func (f *dataFlags) add(c *cobra.Command, procsName string, procsDefault int, runtime time.Duration) {
+	fl := c.Flags()
+	fl.StringVar(&f.dir, "dir", "", "directory to test (node-local path or the burst buffer's mount); files go to a new subdirectory, removed afterwards")
+	fl.StringVar(&f.size, "size", "auto", "file size per process, e.g. 256M; auto: min(1GiB, 10% of free space / processes)")
+	fl.IntVar(&f.procs, procsName, procsDefault, "processes (fio jobs)")
+	fl.StringVar(&f.bs, "bs", "1M", "block size of each I/O call")
+	fl.DurationVar(&f.runtime, "runtime", runtime, "runtime of each phase (write, read); whole seconds")
+	fl.BoolVar(&f.direct, "direct", true, "direct I/O (O_DIRECT), bypassing the page cache")
+	_ = c.MarkFlagRequired("dir")
+}
+
+// options resolves the flags into fio options for files in wd (sized from dir's free space).
+func (f *dataFlags) options(name, wd string) (bench.SeqOptions, error) {
+	bs, err := bench.ParseSize(f.bs)
+	if err != nil {
+		return bench.SeqOptions{}, fmt.Errorf("--bs: %v", err)
+	}
+	var size int64
+	if f.size == "auto" {
+		free, err := freeBytes(wd)
+		if err != nil {
+			return bench.SeqOptions{}, err
+		}
+		if size, err = bench.DeviceSize(free, f.procs, bs, autoCap, autoFraction); err != nil {
+			return bench.SeqOptions{}, err
+		}
+	} else if size, err = bench.ParseSize(f.size); err != nil {
+		return bench.SeqOptions{}, fmt.Errorf("--size: %v", err)
+	}
+	return bench.SeqOptions{Name: name, Dir: wd, Procs: f.procs, BlockSize: bs, Size: size, Runtime: f.runtime, Direct: f.direct}, nil
+}
+
+// writeThenRead writes o.Procs new files for o.Runtime, then reads back what was written.
+// clients: fio client mode (files on the servers; the read-back unlinks them).
+func writeThenRead(ctx context.Context, jobDir string, o bench.SeqOptions, clients []string, read bool) ([]bench.Result, error) {
+	wplan, err := bench.DataPlan(bench.OpWrite, o)
+	if err != nil {
+		return nil, err
+	}
+	w, err := runFio(ctx, jobDir, wplan, clients)
+	if err != nil {
+		return nil, err
+	}
+	wr := bench.Find(w.Results, bench.OpWrite)
+	if wr == nil {
+		return nil, fmt.Errorf("fio: the write run reported no write result")
+	}
+	results := []bench.Result{*wr}
+	if !read {
+		return results, nil
+	}
+	ro := o
+	if ro.Size, err = bench.ReadBackSize(*wr, o.Size, o.BlockSize); err != nil {
+		return results, err
+	}
+	ro.Unlink = true
+	rplan, err := bench.DataPlan(bench.OpRead, ro)
+	if err != nil {
+		return results, err
+	}
+	rp, err := runFio(ctx, jobDir, rplan, clients)
+	if err != nil {
+		return results, err
+	}
+	rr := bench.Find(rp.Results, bench.OpRead)
+	if rr == nil {
+		return results, fmt.Errorf("fio: the read run reported no read result")
+	}
+	return append(results, *rr), nil
+}
+
+func newProbeDevice(g *globals, stdout io.Writer) *cobra.Command {
+	f := &dataFlags{}
+	c := &cobra.Command{
+		Use:   "probe-device --dir DIR",
+		Short: "stage 2: fio on a node-local path (direct I/O, large sequential blocks, several jobs; write then read)",
+		Long: `Writes --jobs new files in a new subdirectory of --dir with large sequential blocks and
+direct I/O for --runtime, then reads back what was written for --runtime. Files are sized from
+the free space (--size auto: min(1 GiB, 10% of free / jobs) per job) and removed afterwards,
+also when the run fails or is cancelled.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return runReport(g, stdout, "probe-device", func(ctx context.Context, r *bench.Report) error {
+				r.Tool = bench.ToolFio
+				wd, cleanup, err := workDir(f.dir, "probe")
+				if err != nil {
+					return err
+				}
+				defer cleanup()
+				o, err := f.options("probe", wd)
+				if err != nil {
+					return err
+				}
+				res, err := writeThenRead(ctx, wd, o, nil, true)
+				for i := range res {
+					res[i].Label = "device"
+				}
+				r.Results = res
+				return err
+			})
+		},
+	}
+	f.add(c, "jobs", 4, 10*time.Second)
+	return c
+}

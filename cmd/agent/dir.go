@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/beeburst/beeburst/internal/bench"
+)
+
+// newDir makes and removes a burst buffer's node-local directory (the local engine's
+// provisioning and teardown, run by the operator as one-shot pods on each node).
+func newDir(g *globals, stdout io.Writer) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "dir create|remove --path DIR",
+		Short: "make or remove a burst buffer's node-local directory",
+	}
+	var path string
+	create := &cobra.Command{
+		Use:   "create --path DIR",
+		Short: "make DIR (and its parents) writable by the job's processes, whatever their uid",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return runReport(g, stdout, "dir-create", func(context.Context, *bench.Report) error {
+				if err := checkDataDir(path); err != nil {
+					return err
+				}
+				if err := os.MkdirAll(path, 0o755); err != nil {
+					return err
+				}
+				// Sticky and world-writable like /tmp: the job's pods may run as any uid, and
+				// only pods that mount this node path can reach it.
+				return os.Chmod(path, os.ModeSticky|0o777)
+			})
+		},
+	}
+	remove := &cobra.Command{
+		Use:   "remove --path DIR",
+		Short: "remove DIR and everything in it",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return runReport(g, stdout, "dir-remove", func(context.Context, *bench.Report) error {
+				if err := checkDataDir(path); err != nil {
+					return err
+				}
+				return os.RemoveAll(path)
+			})
+		},
+	}
+	for _, sub := range []*cobra.Command{create, remove} {
+		sub.Flags().StringVar(&path, "path", "", "the burst buffer's directory (must lie below a directory named beeburst)")
+		_ = sub.MarkFlagRequired("path")
+		c.AddCommand(sub)
+	}
+	return c
+}
+
+// checkDataDir refuses paths that are not a burst buffer's own directory, so that a wrong
+// argument can never remove a node's data: the path must be absolute, clean, and lie directly
+// below a directory named "beeburst".
+func checkDataDir(p string) error {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return fmt.Errorf("dir: %q is not a clean absolute path", p)
+	}
+	if filepath.Base(filepath.Dir(p)) != "beeburst" || strings.HasPrefix(filepath.Base(p), ".") {
+		return fmt.Errorf("dir: %q is not a burst buffer directory (<storage path>/beeburst/<namespace>.<name>)", p)
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package hardware
+
+import (
+	"fmt"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/limits"
+)
+
+// ReportFromStatus turns a live BurstBuffer's status back into the limits engine's Report,
+// so `kubectl beeburst limits NAME` prints the same table as `estimate`, stage beside stage.
+// A term absent from the status is shown as unknown; its formula says whether it did not
+// apply.
+func ReportFromStatus(bb *v1alpha1.BurstBuffer) limits.Report {
+	r := limits.Report{Title: fmt.Sprintf("BurstBuffer %s/%s: %s, phase %s", bb.Namespace, bb.Name, bb.Spec.Engine, orDash(string(bb.Status.Phase)))}
+	for _, n := range bb.Status.Nodes {
+		r.Summary = append(r.Summary, fmt.Sprintf("node %s: %v", n.Name, n.Roles))
+	}
+	l := bb.Status.Limits
+	if l == nil {
+		r.Summary = append(r.Summary, "no limits published yet")
+		return r
+	}
+	if e := l.Estimated; e != nil {
+		r.Estimated = &limits.Limits{Write: operationFromAPI(e.Write, limits.Write), Read: operationFromAPI(e.Read, limits.Read)}
+		for _, s := range e.Sources {
+			r.Summary = append(r.Summary, fmt.Sprintf("%s: %s %s", s.Figure, s.Source, s.Value))
+		}
+	}
+	if c := l.Components; c != nil && c.Write != nil && c.Read != nil {
+		r.Components = &limits.Limits{Write: operationFromAPI(*c.Write, limits.Write), Read: operationFromAPI(*c.Read, limits.Read)}
+		for _, n := range c.Nodes {
+			r.ComponentNodes = append(r.ComponentNodes, limits.NodeComponents{
+				Node: n.Name, Network: componentFromAPI(n.Network), DeviceWrite: componentFromAPI(n.DeviceWrite), DeviceRead: componentFromAPI(n.DeviceRead),
+			})
+		}
+	}
+	if s := l.Sweep; s != nil {
+		r.Sweep = &limits.Sweep{Write: sweepFromAPI(s.Write, limits.Write), Read: sweepFromAPI(s.Read, limits.Read)}
+	}
+	if m := l.Monitoring; m != nil {
+		for _, n := range m.Nodes {
+			r.Monitoring = append(r.Monitoring, limits.NodeFigure{Node: n.Name, Operation: limits.Write, BytesPerSecond: figure(n.WriteBytesPerSecond)})
+		}
+	}
+	for _, w := range bb.Status.Warnings {
+		r.Warnings = append(r.Warnings, limits.Warning{Reason: w.Reason, Operation: limits.Operation(w.Operation), Node: w.Node, Component: w.Component, Message: w.Message})
+	}
+	return r
+}
+
+func operationFromAPI(o v1alpha1.OperationLimit, op limits.Operation) limits.OperationLimit {
+	return limits.OperationLimit{
+		Operation: op, Clients: figure(o.ClientsBytesPerSecond), Servers: figure(o.ServersBytesPerSecond),
+		Network: figure(o.NetworkBytesPerSecond), Devices: figure(o.DevicesBytesPerSecond),
+		Limit: figure(&o.LimitBytesPerSecond), Bottleneck: limits.Component(o.Bottleneck), Formula: o.Formula,
+		ParallelismLimit: copyInt64(o.ParallelismLimitProcesses),
+	}
+}
+
+func sweepFromAPI(s *v1alpha1.SweepResult, op limits.Operation) *limits.SweepResult {
+	if s == nil {
+		return nil
+	}
+	eta := limits.Ratio(float64(s.EfficiencyPerMille) / 1000)
+	return &limits.SweepResult{
+		Operation: op, BestBytesPerSecond: figure(&s.BestBytesPerSecond),
+		Best:       limits.SweepPoint{Nodes: int(s.Best.Nodes), ProcessesPerNode: int(s.Best.ProcessesPerNode)},
+		Plateau:    limits.SweepPoint{Nodes: int(s.Plateau.Nodes), ProcessesPerNode: int(s.Plateau.ProcessesPerNode)},
+		Efficiency: &eta, ParallelismLimit: copyInt64(s.ParallelismLimitProcesses),
+	}
+}
+
+func componentFromAPI(c *v1alpha1.ComponentFigure) limits.ComponentFigure {
+	if c == nil {
+		return limits.ComponentFigure{}
+	}
+	return limits.ComponentFigure{Documented: figure(c.DocumentedBytesPerSecond), Measured: figure(c.MeasuredBytesPerSecond)}
+}
+
+func figure(v *int64) limits.Figure {
+	if v == nil || *v <= 0 {
+		return limits.Unknown
+	}
+	return limits.Bytes(float64(*v))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
