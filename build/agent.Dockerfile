@@ -46,6 +46,8 @@ RUN echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections \
  && apt-get install -y --no-install-recommends fio iperf3 procps \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=builder /out/agent /usr/local/bin/agent
+# The operator's node-task pods run /agent (the same path in images built without Docker).
+RUN ln -s /usr/local/bin/agent /agent
 # The agent writes its compact Report to the termination log (--termination-log) and keeps
 # its files under the --dir it is given; it needs no other writable path.
 ENTRYPOINT ["/usr/local/bin/agent"]

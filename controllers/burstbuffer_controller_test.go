@@ -137,7 +137,7 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 			Expect(pod.OwnerReferences).To(HaveLen(1))
 			Expect(pod.OwnerReferences[0].Kind).To(Equal("BurstBuffer"))
 			Expect(*pod.OwnerReferences[0].Controller).To(BeTrue())
-			Expect(pod.Spec.Containers[0].Args).To(Equal([]string{"dir", "create", "--path", "/host/storage/beeburst/" + ns + ".scratch"}))
+			Expect(pod.Spec.Containers[0].Args).To(Equal([]string{"--termination-log=/dev/termination-log", "dir", "create", "--path", "/host/storage/beeburst/" + ns + ".scratch"}))
 			Expect(pod.Spec.Volumes[0].HostPath.Path).To(Equal("/mnt/nvme"))
 			Expect(*pod.Spec.Volumes[0].HostPath.Type).To(Equal(corev1.HostPathDirectory))
 		}

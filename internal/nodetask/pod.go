@@ -99,11 +99,13 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 			// a burst buffer's node is reserved for its job.
 			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
-				Name:                     s.Component,
-				Image:                    s.Image,
-				ImagePullPolicy:          corev1.PullIfNotPresent,
-				Command:                  []string{"/agent"},
-				Args:                     s.Args,
+				Name:            s.Component,
+				Image:           s.Image,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         []string{"/agent"},
+				// The agent's compact report (< 4096 bytes) becomes the termination message,
+				// which the controller reads; progress goes to the log.
+				Args:                     append([]string{"--termination-log=/dev/termination-log"}, s.Args...),
 				Env:                      env,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				SecurityContext: &corev1.SecurityContext{
