@@ -38,6 +38,9 @@ type BurstBufferReconciler struct {
 	Recorder events.EventRecorder
 	// AgentImage runs node tasks (directories, probes, benchmarks).
 	AgentImage string
+	// CacheNamespace holds the per-node stage-2 figures reused across burst buffers (the
+	// operator's own namespace).
+	CacheNamespace string
 	// Engines by name; nil entries are filled with the built-in engines by SetupWithManager.
 	Engines map[v1alpha1.EngineType]engine.Engine
 	// Now is the clock (tests may replace it).
@@ -57,7 +60,7 @@ type scope struct {
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -173,16 +173,6 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
 	})
 
-	It("says honestly that quick validation is not implemented instead of reporting Ready", func() {
-		bb := localBB(ns, "quick", 1)
-		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		finishPod(ctx, ns, "quick-prep-0", corev1.PodSucceeded, "")
-		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonNotImplemented))
-		Eventually(condition(ctx, bb, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonNotImplemented))
-		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseDegraded))
-	})
-
 	It("completes the finalizer when deleted mid-phase: waits for running tasks, then removes the data", func() {
 		bb := localBB(ns, "midway", 2)
 		Expect(k8s.Create(ctx, bb)).To(Succeed())

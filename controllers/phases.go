@@ -119,24 +119,6 @@ func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (
 	return ctrl.Result{}, false, nil
 }
 
-// reconcileValidation runs stages 2-4 as the profile asks. This version runs none of them:
-// profile none skips them; quick and standard say plainly that they are not implemented, so
-// the burst buffer is not reported Ready with limits nobody measured.
-func (r *BurstBufferReconciler) reconcileValidation(_ context.Context, s *scope) (ctrl.Result, bool, error) {
-	bb := s.bb
-	if bb.Spec.Validation.Profile == v1alpha1.ProfileNone {
-		msg := "validation.profile is none: only stage-1 limits (from the hardware) are published"
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
-		return ctrl.Result{}, true, nil
-	}
-	msg := fmt.Sprintf("validation.profile %s: component probes and the ideal-workload sweep are not run by this operator version yet; set validation.profile: none for a Ready burst buffer with stage-1 limits only",
-		bb.Spec.Validation.Profile)
-	setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonNotImplemented, msg)
-	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonNotImplemented, msg)
-	return ctrl.Result{}, false, nil
-}
-
 // reconcileDelete tears down in reverse order of creation: wait for running node tasks,
 // stage out (or stop and keep everything), remove the data on the nodes, drop the finalizer.
 func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {

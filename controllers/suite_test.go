@@ -85,9 +85,10 @@ func startManager() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect((&controllers.BurstBufferReconciler{
-		Client:     mgr.GetClient(),
-		Recorder:   mgr.GetEventRecorder("beeburst"),
-		AgentImage: "beeburst/agent:test",
+		Client:         mgr.GetClient(),
+		Recorder:       mgr.GetEventRecorder("beeburst"),
+		AgentImage:     "beeburst/agent:test",
+		CacheNamespace: "default",
 	}).SetupWithManager(mgr)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	stopMgr = cancel

@@ -19,13 +19,14 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, agentImage string
-		leaderElect                        bool
+		metricsAddr, probeAddr, agentImage, cacheNamespace string
+		leaderElect                                        bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the metrics endpoint (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the health probes")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, for more than one replica")
 	flag.StringVar(&agentImage, "agent-image", envOr("BEEBURST_AGENT_IMAGE", "beeburst/agent:dev"), "image of the agent that runs node tasks, probes and benchmarks")
+	flag.StringVar(&cacheNamespace, "cache-namespace", envOr("POD_NAMESPACE", "beeburst-system"), "namespace of the per-node ConfigMaps that keep stage-2 figures for reuse (the operator's own)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -49,9 +50,10 @@ func main() {
 		os.Exit(1)
 	}
 	if err := (&controllers.BurstBufferReconciler{
-		Client:     mgr.GetClient(),
-		Recorder:   mgr.GetEventRecorder("beeburst"),
-		AgentImage: agentImage,
+		Client:         mgr.GetClient(),
+		Recorder:       mgr.GetEventRecorder("beeburst"),
+		AgentImage:     agentImage,
+		CacheNamespace: cacheNamespace,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to set up controller", "controller", "BurstBuffer")
 		os.Exit(1)

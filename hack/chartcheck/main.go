@@ -64,7 +64,7 @@ func main() {
 		"spec.selector", "spec.template.spec.securityContext", "spec.template.spec.serviceAccountName",
 		"spec.template.spec.containers.0.securityContext", "spec.template.spec.containers.0.ports",
 		"spec.template.spec.containers.0.livenessProbe", "spec.template.spec.containers.0.readinessProbe",
-		"spec.template.spec.containers.0.args", "spec.template.spec.containers.0.image")
+		"spec.template.spec.containers.0.args", "spec.template.spec.containers.0.image", "spec.template.spec.containers.0.env")
 	if len(problems) > 0 {
 		fmt.Fprintln(os.Stderr, "chartcheck: charts/beeburst drifted from config/:")
 		for _, p := range problems {

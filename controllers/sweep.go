@@ -1,0 +1,304 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/hardware"
+	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// ComponentSweep is the component label of stage-3 pods.
+const ComponentSweep = "sweep"
+
+// probeSelector selects the pods of stages 2 and 3 of one burst buffer.
+func probeSelector(bb *v1alpha1.BurstBuffer) labels.Selector {
+	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy})
+	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{ComponentProbeDevice, ComponentSweep})
+	return sel.Add(*req)
+}
+
+// grid is the stage-3 grid: spec.validation.sweep, else the profile's. quick is one short
+// row over all nodes (ready in about a minute); standard doubles nodes and processes.
+func grid(bb *v1alpha1.BurstBuffer, nodes int) (ms, ns []int, seconds int) {
+	seconds = 5
+	if sw := bb.Spec.Validation.Sweep; sw != nil && sw.DurationSeconds > 0 {
+		seconds = int(sw.DurationSeconds)
+	}
+	switch bb.Spec.Validation.Profile {
+	case v1alpha1.ProfileQuick:
+		ms, ns = []int{nodes}, []int{1, 4}
+		seconds = min(seconds, 3)
+	default:
+		for m := 1; m < nodes; m *= 2 {
+			ms = append(ms, m)
+		}
+		ms, ns = append(ms, nodes), []int{1, 2, 4, 8}
+	}
+	if sw := bb.Spec.Validation.Sweep; sw != nil {
+		if len(sw.Nodes) > 0 {
+			ms = ints(sw.Nodes)
+		}
+		if len(sw.ProcessesPerNode) > 0 {
+			ns = ints(sw.ProcessesPerNode)
+		}
+	}
+	return ms, ns, seconds
+}
+
+func ints(v []int32) []int {
+	out := make([]int, 0, len(v))
+	for _, x := range v {
+		out = append(out, int(x))
+	}
+	sort.Ints(out)
+	return out
+}
+
+// nodeRun is one node's part of one grid point.
+type nodeRun struct {
+	node        string
+	write, read bench.Result
+	monitor     *bench.MonitorSummary
+}
+
+// reconcileSweep is stage 3 with stage-4 monitoring: the ideal workload (N processes per node
+// writing, then reading back, large blocks to their own new files in one directory) on M
+// nodes, point after point; each node samples its /proc counters while it runs. With the
+// local engine the nodes share nothing, so a point's aggregate is the sum over its nodes.
+func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (bool, error) {
+	bb := s.bb
+	ms, ns, seconds := grid(bb, len(s.nodes))
+	type point struct{ m, n int }
+	var points []point
+	for _, m := range ms {
+		for _, n := range ns {
+			points = append(points, point{m, n})
+		}
+	}
+	var csv []string
+	var lp []limits.Point
+	runs := map[point][]nodeRun{}
+	running := -1
+points:
+	for k, p := range points {
+		var got []nodeRun
+		for i := 0; i < p.m; i++ {
+			pod := nodetask.Pod(bb, nodetask.Spec{
+				Component: ComponentSweep, Index: k*1000 + i, Node: s.nodes[i], Image: r.AgentImage,
+				Args: []string{"--monitor-interval=500ms", "ideal", "--dir", nodetask.InHost(bb, nodetask.DataDir(bb)),
+					"--procs", fmt.Sprint(p.n), "--runtime", fmt.Sprintf("%ds", seconds), "--timeout", "3m"},
+				DeadlineSeconds: 300, MountStorage: true,
+			})
+			st, msg, err := engine.RunTask(ctx, r.Client, pod)
+			if err != nil {
+				return false, err
+			}
+			switch st {
+			case nodetask.Running:
+				running = k
+				continue
+			case nodetask.Failed:
+				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+					fmt.Sprintf("ideal workload failed on node %s at %d node(s) x %d process(es): %s", s.nodes[i], p.m, p.n, reportMessage(msg)))
+				return false, nil
+			}
+			run, err := readIdeal(s.nodes[i], msg)
+			if err != nil {
+				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+					fmt.Sprintf("ideal workload on node %s: %v", s.nodes[i], err))
+				return false, nil
+			}
+			got = append(got, run)
+		}
+		if running >= 0 {
+			// A point starts only after the previous one ended: points must not share devices.
+			break points
+		}
+		runs[p] = got
+		for _, op := range []limits.Operation{limits.Write, limits.Read} {
+			agg := aggregate(got, op)
+			lp = append(lp, limits.Point{Nodes: p.m, ProcessesPerNode: p.n, Operation: op, BytesPerSecond: agg})
+			csv = append(csv, fmt.Sprintf("%d,%d,%s,%.0f", p.m, p.n, op, agg))
+		}
+	}
+	if len(lp) == 0 {
+		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
+			fmt.Sprintf("ideal-workload sweep: point 1 of %d running", len(points)))
+		return false, nil
+	}
+
+	// Analyse against the stage-2 limit (measured components), else stage 1.
+	hw, _ := documentedHardware(bb, s.nodeObjs)
+	in, err := hardware.FromSpec(hw, hardware.DefaultsFor(bb))
+	if err != nil {
+		return false, err
+	}
+	if c := bb.Status.Limits.Components; c != nil && len(in.Servers) == len(c.Nodes) {
+		for i, nc := range c.Nodes {
+			in.Servers[i].Name, in.Servers[i].Devices = nc.Name, 1
+			if nc.DeviceWrite != nil && nc.DeviceWrite.MeasuredBytesPerSecond != nil {
+				in.Servers[i].DeviceWrite = limits.Bytes(float64(*nc.DeviceWrite.MeasuredBytesPerSecond))
+			}
+			if nc.DeviceRead != nil && nc.DeviceRead.MeasuredBytesPerSecond != nil {
+				in.Servers[i].DeviceRead = limits.Bytes(float64(*nc.DeviceRead.MeasuredBytesPerSecond))
+			}
+		}
+	}
+	lim, err := limits.Compute(in)
+	if err != nil {
+		return false, err
+	}
+	an, err := limits.AnalyzeSweep(in, lim, lp, limits.SweepOptions{MinEfficiency: float64(bb.Spec.Validation.MinimumEfficiencyPercent) / 100})
+	if err != nil {
+		return false, err
+	}
+	cmName, err := r.saveSweep(ctx, bb, csv)
+	if err != nil {
+		return false, err
+	}
+	sw := hardware.SweepToAPI(an)
+	sw.Points, sw.ConfigMapName = int32(len(lp)/2), cmName
+	bb.Status.Limits.Sweep = sw
+	warnings := hardware.WarningsToAPI(an.Warnings)
+
+	// Stage 4: per-node figures at the best write point over all nodes (the largest M).
+	var best []nodeRun
+	bestAgg := -1.0
+	for p, got := range runs {
+		if p.m == len(s.nodes) {
+			if a := aggregate(got, limits.Write); a > bestAgg {
+				best, bestAgg = got, a
+			}
+		}
+	}
+	mon := &v1alpha1.MonitoringLimits{}
+	var figs []limits.NodeFigure
+	for _, run := range best {
+		nm := v1alpha1.NodeMonitoring{Name: run.node, WriteBytesPerSecond: positive(int64(run.write.BytesPerSecond))}
+		if run.monitor != nil {
+			if len(run.monitor.Devices) > 0 {
+				nm.DevicePeakBytesPerSecond = positive(int64(run.monitor.Devices[0].PeakBytesPerSecond))
+			}
+			if len(run.monitor.Interfaces) > 0 {
+				nm.NetworkPeakBytesPerSecond = positive(int64(run.monitor.Interfaces[0].PeakBytesPerSecond))
+			}
+		}
+		mon.Nodes = append(mon.Nodes, nm)
+		figs = append(figs, limits.NodeFigure{Node: run.node, Operation: limits.Write, BytesPerSecond: limits.Bytes(run.write.BytesPerSecond)})
+	}
+	sort.Slice(mon.Nodes, func(i, j int) bool { return mon.Nodes[i].Name < mon.Nodes[j].Name })
+	if len(figs) > 1 {
+		if st, err := limits.FindStragglers(figs, float64(bb.Spec.Validation.StragglerPercent)/100); err == nil {
+			mon.Stragglers = st.Nodes
+			warnings = append(warnings, hardware.WarningsToAPI(st.Warnings)...)
+		}
+	}
+	bb.Status.Limits.Monitoring = mon
+	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{
+		v1alpha1.WarningExceedsLimit: true, v1alpha1.WarningBelowExpectation: true, v1alpha1.WarningStragglers: true,
+	}, warnings)
+
+	if running >= 0 {
+		// Published so far (a budget cut keeps it); the sweep goes on.
+		p := points[running]
+		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
+			fmt.Sprintf("ideal-workload sweep: point %d of %d (%d node(s) x %d process(es)) running", running+1, len(points), p.m, p.n))
+		return false, nil
+	}
+	msg := fmt.Sprintf("ideal workload over %d point(s)", len(points))
+	if w := sw.Write; w != nil {
+		msg += fmt.Sprintf(": best write %s at %d node(s) x %d process(es), efficiency %.2f", rate(w.BestBytesPerSecond),
+			w.Best.Nodes, w.Best.ProcessesPerNode, float64(w.EfficiencyPerMille)/1000)
+	} else {
+		msg += ": no valid write limit (see warnings)"
+	}
+	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
+	return true, nil
+}
+
+// aggregate is the way fio's "All clients" sums: total bytes over the slowest runtime.
+func aggregate(runs []nodeRun, op limits.Operation) float64 {
+	var bytes, slowest float64
+	for _, r := range runs {
+		res := r.write
+		if op == limits.Read {
+			res = r.read
+		}
+		b := float64(res.Bytes)
+		if b == 0 { // a report without totals: fall back to rate x runtime
+			b = res.BytesPerSecond * res.RuntimeSeconds
+		}
+		bytes += b
+		slowest = max(slowest, res.RuntimeSeconds)
+	}
+	if slowest == 0 {
+		return 0
+	}
+	return bytes / slowest
+}
+
+func readIdeal(node, msg string) (nodeRun, error) {
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(msg), &rep); err != nil {
+		return nodeRun{}, fmt.Errorf("unreadable report: %v", err)
+	}
+	run := nodeRun{node: node, monitor: rep.Monitor}
+	for _, res := range rep.Results {
+		switch res.Operation {
+		case bench.OpWrite:
+			run.write = res
+		case bench.OpRead:
+			run.read = res
+		}
+	}
+	if run.write.BytesPerSecond <= 0 || run.read.BytesPerSecond <= 0 || run.write.RuntimeSeconds <= 0 || run.read.RuntimeSeconds <= 0 {
+		return run, fmt.Errorf("report has no write and read figures with runtimes")
+	}
+	return run, nil
+}
+
+// reportMessage is the message of an agent report, or the raw text when it is not one.
+func reportMessage(msg string) string {
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(msg), &rep); err == nil && rep.Message != "" {
+		return firstLine(rep.Message)
+	}
+	return firstLine(msg)
+}
+
+// saveSweep keeps the full sweep as CSV (the analysis's input format) in a ConfigMap the
+// status points to; the status itself stays small.
+func (r *BurstBufferReconciler) saveSweep(ctx context.Context, bb *v1alpha1.BurstBuffer, rows []string) (string, error) {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: bb.Name + "-sweep", Namespace: bb.Namespace, Labels: nodetask.Labels(bb, ComponentSweep),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(bb, v1alpha1.GroupVersion.WithKind("BurstBuffer"))},
+		},
+		Data: map[string]string{"sweep.csv": "nodes,processesPerNode,operation,bytesPerSecond\n" + strings.Join(rows, "\n") + "\n"},
+	}
+	err := r.Create(ctx, cm)
+	if apierrors.IsAlreadyExists(err) {
+		var cur corev1.ConfigMap
+		if err := r.Get(ctx, client.ObjectKeyFromObject(cm), &cur); err != nil {
+			return "", err
+		}
+		cur.Data = cm.Data
+		err = r.Update(ctx, &cur)
+	}
+	return cm.Name, err
+}

@@ -1,0 +1,342 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/hardware"
+	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
+
+// ComponentProbeDevice is the component label of device probe pods.
+const ComponentProbeDevice = "probe-dev"
+
+// belowDocumentedShare: a component measured more than 10% under its documented figure is
+// reported (METHOD.md stage 2).
+const belowDocumentedShare = 0.9
+
+// reconcileValidation runs the stages the profile asks for, within the time budget. Each
+// stage publishes as soon as it has figures, so a budget cut keeps what was measured.
+func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	bb := s.bb
+	if bb.Spec.Validation.Profile == v1alpha1.ProfileNone {
+		msg := "validation.profile is none: only stage-1 limits (from the hardware) are published"
+		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
+		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
+		return ctrl.Result{}, true, nil
+	}
+	if conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) {
+		return ctrl.Result{}, true, nil // measured once; a burst buffer is not re-validated
+	}
+	now := r.Now()
+	if bb.Status.ValidationStartTime == nil {
+		t := metav1.NewTime(now)
+		bb.Status.ValidationStartTime = &t
+	}
+	deadline := bb.Status.ValidationStartTime.Add(budget(bb))
+	if !now.Before(deadline) {
+		return ctrl.Result{}, true, r.cutShort(ctx, s)
+	}
+	// The budget is a clock: wake up when it runs out even if no pod changes.
+	wake := ctrl.Result{RequeueAfter: deadline.Sub(now)}
+
+	done, err := r.reconcileComponents(ctx, s)
+	if err != nil || !done {
+		return wake, false, err
+	}
+	done, err = r.reconcileSweep(ctx, s)
+	if err != nil || !done {
+		return wake, false, err
+	}
+	return ctrl.Result{}, true, nil
+}
+
+func budget(bb *v1alpha1.BurstBuffer) time.Duration {
+	if b := bb.Spec.Validation.TimeBudget; b != nil && b.Duration > 0 {
+		return b.Duration
+	}
+	return 10 * time.Minute
+}
+
+// cutShort ends validation over budget: what was measured stays published, the conditions
+// say the rest was not, and the burst buffer can still become Ready.
+func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
+	bb := s.bb
+	msg := fmt.Sprintf("validation.timeBudget %s ran out: what was measured is published, the rest was not measured", budget(bb))
+	if !conditionIs(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue) {
+		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
+	}
+	if bb.Status.Limits != nil && bb.Status.Limits.Sweep != nil {
+		bb.Status.Limits.Sweep.CutShort = true
+	}
+	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
+	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{v1alpha1.WarningValidationCutShort: true},
+		[]v1alpha1.Warning{{Reason: v1alpha1.WarningValidationCutShort, Message: msg}})
+	// Probes still running are stopped: their figures would arrive after publication.
+	return r.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(bb.Namespace),
+		client.MatchingLabelsSelector{Selector: probeSelector(bb)})
+}
+
+// reconcileComponents is stage 2: each node's device measured on its own (fio, direct I/O)
+// beside its documented figure, results reused from recent probes of the same node and path.
+func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scope) (bool, error) {
+	bb := s.bb
+	if conditionIs(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue) {
+		return true, nil
+	}
+	maxAge := time.Hour
+	if d := bb.Spec.Validation.ReuseComponentResultsFor; d != nil {
+		maxAge = d.Duration
+	}
+	figures := map[string]nodecache.Figures{}
+	reused := map[string]bool{}
+	var pending, failures []string
+	for i, node := range s.nodes {
+		if f, ok := r.cachedFigures(ctx, node); ok && f.Fresh(bb.Spec.Storage.Path, maxAge, r.Now()) {
+			figures[node], reused[node] = f, true
+			continue
+		}
+		st, msg, err := engine.RunTask(ctx, r.Client, r.deviceProbePod(bb, i, node))
+		if err != nil {
+			return false, err
+		}
+		switch st {
+		case nodetask.Running:
+			pending = append(pending, node)
+		case nodetask.Failed:
+			failures = append(failures, fmt.Sprintf("node %s: %s", node, reportMessage(msg)))
+		case nodetask.Succeeded:
+			f, err := deviceFigures(msg)
+			if err != nil {
+				failures = append(failures, fmt.Sprintf("node %s: %v", node, err))
+				continue
+			}
+			f.Node, f.StoragePath, f.MeasuredBy = node, bb.Spec.Storage.Path, bb.Namespace+"/"+bb.Name
+			figures[node] = f
+			if err := r.saveFigures(ctx, f); err != nil {
+				return false, err
+			}
+		}
+	}
+	if len(failures) > 0 {
+		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+			"device probe failed on "+strings.Join(failures, "; "))
+		return false, nil
+	}
+	if len(pending) > 0 {
+		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
+			fmt.Sprintf("probing devices: %d of %d node(s) measured, waiting for %v", len(s.nodes)-len(pending), len(s.nodes), pending))
+		return false, nil
+	}
+
+	r.publishComponents(s, figures, reused)
+	reason, msg := v1alpha1.ReasonMeasured, fmt.Sprintf("devices of %d node(s) measured", len(s.nodes))
+	if len(reused) > 0 {
+		msg += fmt.Sprintf(" (%d reused from earlier probes, younger than %s)", len(reused), maxAge)
+		if len(reused) == len(s.nodes) {
+			reason = v1alpha1.ReasonReused
+		}
+	}
+	if c := bb.Status.Limits.Components; c != nil && c.Write != nil {
+		msg += fmt.Sprintf("; write limit %s (%s)", rate(c.Write.LimitBytesPerSecond), c.Write.Bottleneck)
+	}
+	setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, reason, msg)
+	return true, nil
+}
+
+// publishComponents writes stage 2 into the status: documented beside measured per node,
+// warnings for components under their documented figure, and the limits recomputed with the
+// measured figures ("from here on the measured figure is the limit").
+func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]nodecache.Figures, reused map[string]bool) {
+	bb := s.bb
+	hw, _ := documentedHardware(bb, s.nodeObjs)
+	comp := &v1alpha1.ComponentLimits{}
+	var warnings []v1alpha1.Warning
+	for _, node := range s.nodes {
+		f := figures[node]
+		t := metav1.NewTime(f.MeasuredTime)
+		nc := v1alpha1.NodeComponents{Name: node, MeasuredTime: &t, Reused: reused[node]}
+		docW, srcW := documentedDevice(bb, s.nodeObj(node), true)
+		docR, srcR := documentedDevice(bb, s.nodeObj(node), false)
+		nc.DeviceWrite = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docW, MeasuredBytesPerSecond: positive(f.DeviceWriteBytesPerSecond), Source: srcW}
+		nc.DeviceRead = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docR, MeasuredBytesPerSecond: positive(f.DeviceReadBytesPerSecond), Source: srcR}
+		warnings = append(warnings, belowDocumented(node, "device-write", nc.DeviceWrite)...)
+		warnings = append(warnings, belowDocumented(node, "device-read", nc.DeviceRead)...)
+		comp.Nodes = append(comp.Nodes, nc)
+	}
+
+	in, err := hardware.FromSpec(hw, hardware.DefaultsFor(bb))
+	if err == nil && len(in.Servers) == len(s.nodes) {
+		for i, node := range s.nodes {
+			f := figures[node]
+			in.Servers[i].Name = node
+			// The probe measured the node's storage as a whole: one "device" per node.
+			in.Servers[i].Devices = 1
+			in.Servers[i].DeviceWrite = limits.Bytes(float64(f.DeviceWriteBytesPerSecond))
+			in.Servers[i].DeviceRead = limits.Bytes(float64(f.DeviceReadBytesPerSecond))
+		}
+		in.Notes = append(in.Notes, "stage 2: device figures measured per node (fio, direct I/O)")
+		if lim, err := limits.Compute(in); err == nil {
+			w, rd := hardware.OperationLimitToAPI(lim.Write), hardware.OperationLimitToAPI(lim.Read)
+			comp.Write, comp.Read = &w, &rd
+		}
+	}
+	bb.Status.Limits.Components = comp
+	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{v1alpha1.WarningBelowDocumented: true}, warnings)
+}
+
+// belowDocumented warns when a measured figure is more than 10% under its documented one.
+func belowDocumented(node, component string, c *v1alpha1.ComponentFigure) []v1alpha1.Warning {
+	if c.DocumentedBytesPerSecond == nil || c.MeasuredBytesPerSecond == nil {
+		return nil
+	}
+	doc, got := float64(*c.DocumentedBytesPerSecond), float64(*c.MeasuredBytesPerSecond)
+	if got >= belowDocumentedShare*doc {
+		return nil
+	}
+	return []v1alpha1.Warning{{
+		Reason: v1alpha1.WarningBelowDocumented, Node: node, Component: component,
+		Message: fmt.Sprintf("node %s: %s measured %s, %.0f%% of the documented %s (%s); the measured figure is the limit from stage 2 on",
+			node, component, limits.FormatBytesPerSecond(got), 100*got/doc, limits.FormatBytesPerSecond(doc), c.Source),
+	}}
+}
+
+// documentedDevice is one node's documented device bandwidth: spec.hardware.devices (x
+// perNode) first, else the node's label.
+func documentedDevice(bb *v1alpha1.BurstBuffer, node *corev1.Node, write bool) (*int64, string) {
+	if d := bb.Spec.Hardware; d != nil && d.Devices != nil {
+		q := d.Devices.ReadBytesPerSecond
+		if write {
+			q = d.Devices.WriteBytesPerSecond
+		}
+		if q != nil {
+			per := int64(d.Devices.PerNode)
+			if per < 1 {
+				per = 1
+			}
+			v := q.Value() * per
+			return &v, v1alpha1.SourceSpec
+		}
+	}
+	key := v1alpha1.LabelDiskReadBytesPerSecond
+	if write {
+		key = v1alpha1.LabelDiskWriteBytesPerSecond
+	}
+	if node != nil {
+		if q, err := resource.ParseQuantity(node.Labels[key]); err == nil && q.Sign() > 0 {
+			v := q.Value()
+			return &v, v1alpha1.SourceLabel
+		}
+	}
+	return nil, v1alpha1.SourceUnknown
+}
+
+// deviceProbePod runs fio on the node's burst buffer directory: write, then read, direct I/O,
+// large blocks, several jobs, sized from free space, files removed afterwards.
+func (r *BurstBufferReconciler) deviceProbePod(bb *v1alpha1.BurstBuffer, i int, node string) *corev1.Pod {
+	runtime := "3s"
+	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
+		runtime = "10s"
+	}
+	return nodetask.Pod(bb, nodetask.Spec{
+		Component: ComponentProbeDevice, Index: i, Node: node, Image: r.AgentImage,
+		Args: []string{"probe-device", "--dir", nodetask.InHost(bb, nodetask.DataDir(bb)),
+			"--runtime", runtime, "--jobs", "4", "--bs", "1M", "--timeout", "3m"},
+		DeadlineSeconds: 300, MountStorage: true,
+	})
+}
+
+// deviceFigures reads a device probe's report from its termination message.
+func deviceFigures(msg string) (nodecache.Figures, error) {
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(msg), &rep); err != nil {
+		return nodecache.Figures{}, fmt.Errorf("unreadable probe report: %v", err)
+	}
+	if rep.Phase != bench.PhaseSucceeded {
+		return nodecache.Figures{}, fmt.Errorf("probe %s: %s", rep.Phase, rep.Message)
+	}
+	f := nodecache.Figures{MeasuredTime: rep.EndTime}
+	for _, res := range rep.Results {
+		switch res.Operation {
+		case bench.OpWrite:
+			f.DeviceWriteBytesPerSecond = int64(res.BytesPerSecond)
+		case bench.OpRead:
+			f.DeviceReadBytesPerSecond = int64(res.BytesPerSecond)
+		}
+	}
+	if f.DeviceWriteBytesPerSecond <= 0 || f.DeviceReadBytesPerSecond <= 0 {
+		return f, fmt.Errorf("probe report has no write and read figures")
+	}
+	return f, nil
+}
+
+func (r *BurstBufferReconciler) cachedFigures(ctx context.Context, node string) (nodecache.Figures, bool) {
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: nodecache.Name(node)}, &cm); err != nil {
+		return nodecache.Figures{}, false
+	}
+	f, err := nodecache.Read(&cm)
+	return f, err == nil
+}
+
+func (r *BurstBufferReconciler) saveFigures(ctx context.Context, f nodecache.Figures) error {
+	cm, err := nodecache.ConfigMap(r.CacheNamespace, f)
+	if err != nil {
+		return err
+	}
+	var cur corev1.ConfigMap
+	err = r.Get(ctx, client.ObjectKeyFromObject(cm), &cur)
+	switch {
+	case apierrors.IsNotFound(err):
+		return r.Create(ctx, cm)
+	case err != nil:
+		return err
+	}
+	cur.Data = cm.Data
+	cur.Labels = cm.Labels
+	return r.Update(ctx, &cur)
+}
+
+func (s *scope) nodeObj(name string) *corev1.Node {
+	for i := range s.nodeObjs {
+		if s.nodeObjs[i].Name == name {
+			return &s.nodeObjs[i]
+		}
+	}
+	return nil
+}
+
+func positive(v int64) *int64 {
+	if v <= 0 {
+		return nil
+	}
+	return &v
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}

@@ -1,0 +1,217 @@
+package controllers_test
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/nodecache"
+)
+
+// The agent's reports are simulated here (no kubelet runs pods in envtest); their shape is the
+// agent's own type, and the agent's tests run the real tools.
+func deviceReport(node string, write, read float64) string {
+	b, _ := json.Marshal(bench.Report{Command: "probe-device", Tool: "fio", Phase: bench.PhaseSucceeded, Node: node,
+		StartTime: time.Now().Add(-5 * time.Second), EndTime: time.Now(),
+		Results: []bench.Result{{Operation: bench.OpWrite, BytesPerSecond: write, RuntimeSeconds: 3}, {Operation: bench.OpRead, BytesPerSecond: read, RuntimeSeconds: 3}}})
+	return string(b)
+}
+
+func idealReport(node string, procs int, write, read float64) string {
+	b, _ := json.Marshal(bench.Report{Command: "ideal", Tool: "fio", Phase: bench.PhaseSucceeded, Node: node,
+		StartTime: time.Now().Add(-6 * time.Second), EndTime: time.Now(),
+		Results: []bench.Result{
+			{Operation: bench.OpWrite, BytesPerSecond: write, Bytes: int64(write * 3), RuntimeSeconds: 3, Processes: procs},
+			{Operation: bench.OpRead, BytesPerSecond: read, Bytes: int64(read * 3), RuntimeSeconds: 3, Processes: procs},
+		},
+		Monitor: &bench.MonitorSummary{IntervalSeconds: 0.5, Samples: 6, Devices: []bench.Throughput{{Name: "loop0", PeakBytesPerSecond: write * 1.05, MeanBytesPerSecond: write}}}})
+	return string(b)
+}
+
+func failedReport(msg string) string {
+	b, _ := json.Marshal(bench.Report{Command: "probe-device", Tool: "fio", Phase: bench.PhaseFailed, Message: msg})
+	return string(b)
+}
+
+var _ = Describe("Stages 2-4: the validation profiles", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	labelled := func() map[string]string {
+		return map[string]string{"pool": ns, v1alpha1.LabelLinkRateBitsPerSecond: "1G",
+			v1alpha1.LabelDiskWriteBytesPerSecond: "300M", v1alpha1.LabelDiskReadBytesPerSecond: "400M"}
+	}
+	quickBB := func(name string) *v1alpha1.BurstBuffer {
+		bb := localBB(ns, name, 2)
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		bb.Spec.Validation.StragglerPercent = 20
+		bb.Spec.Validation.MinimumEfficiencyPercent = 50
+		bb.Spec.Validation.ReuseComponentResultsFor = &metav1.Duration{Duration: time.Hour}
+		return bb
+	}
+	prepared := func(name string) {
+		finishPod(ctx, ns, name+"-prep-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, name+"-prep-1", corev1.PodSucceeded, "")
+	}
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+		makeNode(ctx, ns+"-a", labelled())
+		makeNode(ctx, ns+"-b", labelled())
+	})
+	AfterEach(func() {
+		// The node figure cache outlives burst buffers by design; specs start clean.
+		for _, n := range []string{ns + "-a", ns + "-b"} {
+			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+		}
+	})
+
+	It("quick: measures each device, warns about the slow one, sweeps, finds the straggler and becomes Ready", func() {
+		bb := quickBB("quick")
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared("quick")
+
+		// Stage 2: one device probe per node, only after the directories exist.
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbing))
+		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseMeasuring))
+		finishPod(ctx, ns, "quick-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 301e6, 405e6))
+		finishPod(ctx, ns, "quick-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 150e6, 398e6))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
+
+		cur := get(ctx, bb)
+		comp := cur.Status.Limits.Components
+		Expect(comp.Nodes).To(HaveLen(2))
+		Expect(*comp.Nodes[1].DeviceWrite.DocumentedBytesPerSecond).To(Equal(int64(300e6)))
+		Expect(*comp.Nodes[1].DeviceWrite.MeasuredBytesPerSecond).To(Equal(int64(150e6)))
+		Expect(comp.Nodes[1].DeviceWrite.Source).To(Equal(v1alpha1.SourceLabel))
+		Expect(comp.Write.LimitBytesPerSecond).To(Equal(int64(451e6)), "stage 2 limit = sum of measured devices")
+		Expect(comp.Write.Bottleneck).To(Equal("devices"))
+		Expect(cur.Status.Summary.WriteLimit).To(Equal("451 MB/s"), "from stage 2 on the measured figure is the limit")
+		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningBelowDocumented),
+			HaveField("Node", ns+"-b"), HaveField("Component", "device-write"))))
+		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Node", ns+"-a")))
+
+		// Stage 3 (quick): all nodes x {1, 4} processes, one point after the other.
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonSweeping))
+		Consistently(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "quick-sweep-1000"}, &corev1.Pod{})
+		}, time.Second).ShouldNot(Succeed(), "the second point must wait for the first")
+		finishPod(ctx, ns, "quick-sweep-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 250e6, 300e6))
+		finishPod(ctx, ns, "quick-sweep-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 120e6, 300e6))
+		// The first point is published at once (a budget cut would keep it).
+		Eventually(func() int32 {
+			if l := get(ctx, bb).Status.Limits; l != nil && l.Sweep != nil {
+				return l.Sweep.Points
+			}
+			return 0
+		}, timeout).Should(Equal(int32(1)))
+		finishPod(ctx, ns, "quick-sweep-1000", corev1.PodSucceeded, idealReport(ns+"-a", 4, 290e6, 390e6))
+		finishPod(ctx, ns, "quick-sweep-1001", corev1.PodSucceeded, idealReport(ns+"-b", 4, 140e6, 380e6))
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReady))
+		cur = get(ctx, bb)
+		sw := cur.Status.Limits.Sweep
+		Expect(sw.Write.BestBytesPerSecond).To(Equal(int64(430e6)))
+		Expect(sw.Write.Best).To(Equal(v1alpha1.SweepPoint{Nodes: 2, ProcessesPerNode: 4}))
+		Expect(sw.Write.EfficiencyPerMille).To(Equal(int32(953)), "430 / 451")
+		Expect(sw.Points).To(Equal(int32(2)))
+		Expect(cur.Status.Summary.WriteMeasured).To(Equal("430 MB/s"))
+		Expect(cur.Status.Summary.Efficiency).To(Equal("0.95"))
+		Expect(cur.Status.Limits.Monitoring.Stragglers).To(Equal([]string{ns + "-b"}))
+		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningStragglers), HaveField("Node", ns+"-b"))))
+		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
+
+		var cm corev1.ConfigMap
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: sw.ConfigMapName}, &cm)).To(Succeed())
+		Expect(cm.Data["sweep.csv"]).To(ContainSubstring("nodes,processesPerNode,operation,bytesPerSecond\n2,1,write,370000000\n"))
+	})
+
+	It("flags a sweep figure above the measured limit and does not publish it", func() {
+		bb := quickBB("cache")
+		bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{ProcessesPerNode: []int32{1}}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared("cache")
+		finishPod(ctx, ns, "cache-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
+		finishPod(ctx, ns, "cache-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 300e6, 400e6))
+		// Page cache: 2 GB/s from a 300 MB/s device.
+		finishPod(ctx, ns, "cache-sweep-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 2e9, 300e6))
+		finishPod(ctx, ns, "cache-sweep-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 2e9, 300e6))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
+		cur := get(ctx, bb)
+		Expect(cur.Status.Limits.Sweep.Write).To(BeNil(), "an invalid figure must not be published as a limit")
+		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
+	})
+
+	It("a failed probe makes the burst buffer Degraded with the node's name, not stuck", func() {
+		bb := quickBB("broken")
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared("broken")
+		finishPod(ctx, ns, "broken-probe-dev-1", corev1.PodFailed, failedReport("fio: write: Input/output error"))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseDegraded))
+		c := condition(ctx, bb, v1alpha1.ConditionComponentsMeasured)()
+		Expect(c.Reason).To(Equal(v1alpha1.ReasonProbeFailed))
+		Expect(c.Message).To(And(ContainSubstring(ns+"-b"), ContainSubstring("Input/output error")))
+		Expect(condition(ctx, bb, v1alpha1.ConditionReady)().Reason).To(Equal(v1alpha1.ReasonProbeFailed))
+	})
+
+	It("cuts validation short at the time budget, publishes what was measured and becomes Ready", func() {
+		bb := quickBB("budget")
+		bb.Spec.Validation.TimeBudget = &metav1.Duration{Duration: 3 * time.Second}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared("budget")
+		finishPod(ctx, ns, "budget-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
+		finishPod(ctx, ns, "budget-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 300e6, 400e6))
+		// The sweep never finishes: no pod completes. The clock ends it.
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort))
+		cur := get(ctx, bb)
+		Expect(cur.Status.Phase).To(Equal(v1alpha1.PhaseReady))
+		Expect(cur.Status.Limits.Components.Write.LimitBytesPerSecond).To(Equal(int64(600e6)), "stage 2 stays published")
+		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningValidationCutShort)))
+		// Running benchmark pods are stopped (deleted: the kubelet sends SIGTERM, the agent
+		// removes its files; envtest has no kubelet, so the pod only gets its deletion mark).
+		Eventually(func() bool {
+			var pod corev1.Pod
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "budget-sweep-0"}, &pod)
+			return apierrors.IsNotFound(err) || pod.DeletionTimestamp != nil
+		}, timeout).Should(BeTrue())
+	})
+
+	It("reuses a node's recent stage-2 figures for the next burst buffer instead of probing again", func() {
+		first := quickBB("first")
+		first.Spec.Validation.Sweep = &v1alpha1.SweepSpec{ProcessesPerNode: []int32{1}}
+		Expect(k8s.Create(ctx, first)).To(Succeed())
+		prepared("first")
+		finishPod(ctx, ns, "first-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 310e6, 400e6))
+		finishPod(ctx, ns, "first-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 290e6, 400e6))
+		Eventually(condition(ctx, first, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
+
+		second := quickBB("second")
+		Expect(k8s.Create(ctx, second)).To(Succeed())
+		prepared("second")
+		Eventually(condition(ctx, second, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReused))
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "second-probe-dev-0"}, &corev1.Pod{})).NotTo(Succeed(), "no second probe")
+		comp := get(ctx, second).Status.Limits.Components
+		Expect(comp.Nodes[0].Reused).To(BeTrue())
+		Expect(*comp.Nodes[0].DeviceWrite.MeasuredBytesPerSecond).To(Equal(int64(310e6)))
+		Expect(comp.Write.LimitBytesPerSecond).To(Equal(int64(600e6)))
+
+		// A different storage path is a different drive: no reuse.
+		third := quickBB("third")
+		third.Spec.Storage.Path = "/mnt/other"
+		Expect(k8s.Create(ctx, third)).To(Succeed())
+		prepared("third")
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "third-probe-dev-0"}, &corev1.Pod{})
+		}, timeout).Should(Succeed())
+	})
+})

@@ -1,0 +1,72 @@
+// Package nodecache keeps a node's stage-2 (component) figures between burst buffers, so that
+// back-to-back jobs on the same node do not probe it again. Figures live in one ConfigMap per
+// node in the operator's namespace; this package builds and reads those ConfigMaps (pure).
+package nodecache
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Key is the ConfigMap data key.
+const Key = "components.json"
+
+// Figures are one node's measured component figures. Zero means not measured.
+type Figures struct {
+	Node string `json:"node"`
+	// StoragePath is the node-local path the device figures were measured on: a figure of
+	// another path (another drive) must not be reused.
+	StoragePath               string    `json:"storagePath"`
+	MeasuredTime              time.Time `json:"measuredTime"`
+	DeviceWriteBytesPerSecond int64     `json:"deviceWriteBytesPerSecond,omitempty"`
+	DeviceReadBytesPerSecond  int64     `json:"deviceReadBytesPerSecond,omitempty"`
+	NetworkBytesPerSecond     int64     `json:"networkBytesPerSecond,omitempty"`
+	// MeasuredBy names the burst buffer whose probe measured them (namespace/name).
+	MeasuredBy string `json:"measuredBy,omitempty"`
+}
+
+// Name is the ConfigMap's name for a node.
+func Name(node string) string { return "beeburst-node-" + node }
+
+// ConfigMap builds the ConfigMap holding f.
+func ConfigMap(namespace string, f Figures) (*corev1.ConfigMap, error) {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: Name(f.Node), Namespace: namespace,
+			Labels: map[string]string{
+				"app.kubernetes.io/name":       "beeburst",
+				"app.kubernetes.io/component":  "node-figures",
+				"app.kubernetes.io/managed-by": "beeburst-operator",
+			},
+		},
+		Data: map[string]string{Key: string(b)},
+	}, nil
+}
+
+// Read returns the figures in cm.
+func Read(cm *corev1.ConfigMap) (Figures, error) {
+	var f Figures
+	raw, ok := cm.Data[Key]
+	if !ok {
+		return f, fmt.Errorf("configmap %s has no %s", cm.Name, Key)
+	}
+	if err := json.Unmarshal([]byte(raw), &f); err != nil {
+		return f, fmt.Errorf("configmap %s: %w", cm.Name, err)
+	}
+	return f, nil
+}
+
+// Fresh says whether f can stand for a new probe of storagePath at now.
+func (f Figures) Fresh(storagePath string, maxAge time.Duration, now time.Time) bool {
+	return maxAge > 0 && f.StoragePath == storagePath && f.DeviceWriteBytesPerSecond > 0 &&
+		f.DeviceReadBytesPerSecond > 0 && now.Sub(f.MeasuredTime) < maxAge && !f.MeasuredTime.After(now)
+}
