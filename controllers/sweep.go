@@ -205,7 +205,17 @@ points:
 	if len(figs) > 1 {
 		if st, err := limits.FindStragglers(figs, float64(bb.Spec.Validation.StragglerPercent)/100); err == nil {
 			mon.Stragglers = st.Nodes
-			warnings = append(warnings, hardware.WarningsToAPI(st.Warnings)...)
+			// Only the slow nodes are stragglers; with two nodes the median is their mean and
+			// the fast one would be "above" it by the same share, which says nothing.
+			slow := map[string]bool{}
+			for _, n := range st.Nodes {
+				slow[n] = true
+			}
+			for _, w := range hardware.WarningsToAPI(st.Warnings) {
+				if slow[w.Node] {
+					warnings = append(warnings, w)
+				}
+			}
 		}
 	}
 	bb.Status.Limits.Monitoring = mon

@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"os/exec"
 	"encoding/json"
 	"time"
 
@@ -129,10 +130,18 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(cur.Status.Summary.Efficiency).To(Equal("0.95"))
 		Expect(cur.Status.Limits.Monitoring.Stragglers).To(Equal([]string{ns + "-b"}))
 		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningStragglers), HaveField("Node", ns+"-b"))))
+		Expect(cur.Status.Warnings).NotTo(ContainElement(And(HaveField("Reason", v1alpha1.WarningStragglers), HaveField("Node", ns+"-a"))))
 		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
 
 		var cm corev1.ConfigMap
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: sw.ConfigMapName}, &cm)).To(Succeed())
+
+		// `kubectl beeburst limits` shows the stages side by side from the live object.
+		out, err := exec.Command("go", "run", "../cmd/kubectl-beeburst", "limits", "--kubeconfig", kubeconfig, "-n", ns, "quick").CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		GinkgoWriter.Printf("%s\n", out)
+		Expect(string(out)).To(And(ContainSubstring("STAGE 1"), ContainSubstring("STAGE 2"), ContainSubstring("STAGE 3"),
+			ContainSubstring("430"), ContainSubstring("BelowDocumented")))
 		Expect(cm.Data["sweep.csv"]).To(ContainSubstring("nodes,processesPerNode,operation,bytesPerSecond\n2,1,write,370000000\n"))
 	})
 

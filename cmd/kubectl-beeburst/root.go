@@ -51,6 +51,6 @@ operator publishes for them (the staged limit method: theory, components, sweep,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newEstimateCommand(stdin))
+	root.AddCommand(newEstimateCommand(stdin), newLimitsCommand())
 	return root
 }

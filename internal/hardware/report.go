@@ -21,14 +21,15 @@ func ReportFromStatus(bb *v1alpha1.BurstBuffer) limits.Report {
 		r.Summary = append(r.Summary, "no limits published yet")
 		return r
 	}
+	local := bb.Spec.Engine == v1alpha1.EngineLocal
 	if e := l.Estimated; e != nil {
-		r.Estimated = &limits.Limits{Write: operationFromAPI(e.Write, limits.Write), Read: operationFromAPI(e.Read, limits.Read)}
+		r.Estimated = &limits.Limits{Write: operationFromAPI(e.Write, limits.Write, local), Read: operationFromAPI(e.Read, limits.Read, local)}
 		for _, s := range e.Sources {
 			r.Summary = append(r.Summary, fmt.Sprintf("%s: %s %s", s.Figure, s.Source, s.Value))
 		}
 	}
 	if c := l.Components; c != nil && c.Write != nil && c.Read != nil {
-		r.Components = &limits.Limits{Write: operationFromAPI(*c.Write, limits.Write), Read: operationFromAPI(*c.Read, limits.Read)}
+		r.Components = &limits.Limits{Write: operationFromAPI(*c.Write, limits.Write, local), Read: operationFromAPI(*c.Read, limits.Read, local)}
 		for _, n := range c.Nodes {
 			r.ComponentNodes = append(r.ComponentNodes, limits.NodeComponents{
 				Node: n.Name, Network: componentFromAPI(n.Network), DeviceWrite: componentFromAPI(n.DeviceWrite), DeviceRead: componentFromAPI(n.DeviceRead),
@@ -36,7 +37,12 @@ func ReportFromStatus(bb *v1alpha1.BurstBuffer) limits.Report {
 		}
 	}
 	if s := l.Sweep; s != nil {
-		r.Sweep = &limits.Sweep{Write: sweepFromAPI(s.Write, limits.Write), Read: sweepFromAPI(s.Read, limits.Read)}
+		// Efficiency was computed against the stage-2 limit when there is one.
+		ref := r.Estimated
+		if r.Components != nil {
+			ref = r.Components
+		}
+		r.Sweep = &limits.Sweep{Write: sweepFromAPI(s.Write, limits.Write, ref), Read: sweepFromAPI(s.Read, limits.Read, ref)}
 	}
 	if m := l.Monitoring; m != nil {
 		for _, n := range m.Nodes {
@@ -49,21 +55,38 @@ func ReportFromStatus(bb *v1alpha1.BurstBuffer) limits.Report {
 	return r
 }
 
-func operationFromAPI(o v1alpha1.OperationLimit, op limits.Operation) limits.OperationLimit {
+// operationFromAPI: with the local engine the link terms do not apply (n/a), otherwise an
+// absent term is unknown.
+func operationFromAPI(o v1alpha1.OperationLimit, op limits.Operation, local bool) limits.OperationLimit {
+	absent := limits.Unknown
+	if local {
+		absent = limits.NotApplicable
+	}
+	term := func(v *int64) limits.Figure {
+		if v == nil || *v <= 0 {
+			return absent
+		}
+		return limits.Bytes(float64(*v))
+	}
 	return limits.OperationLimit{
-		Operation: op, Clients: figure(o.ClientsBytesPerSecond), Servers: figure(o.ServersBytesPerSecond),
-		Network: figure(o.NetworkBytesPerSecond), Devices: figure(o.DevicesBytesPerSecond),
+		Operation: op, Clients: term(o.ClientsBytesPerSecond), Servers: term(o.ServersBytesPerSecond),
+		Network: term(o.NetworkBytesPerSecond), Devices: figure(o.DevicesBytesPerSecond),
 		Limit: figure(&o.LimitBytesPerSecond), Bottleneck: limits.Component(o.Bottleneck), Formula: o.Formula,
 		ParallelismLimit: copyInt64(o.ParallelismLimitProcesses),
 	}
 }
 
-func sweepFromAPI(s *v1alpha1.SweepResult, op limits.Operation) *limits.SweepResult {
+func sweepFromAPI(s *v1alpha1.SweepResult, op limits.Operation, ref *limits.Limits) *limits.SweepResult {
 	if s == nil {
 		return nil
 	}
 	eta := limits.Ratio(float64(s.EfficiencyPerMille) / 1000)
+	lim := limits.Unknown
+	if ref != nil {
+		lim = ref.For(op).Limit
+	}
 	return &limits.SweepResult{
+		Limit:     lim,
 		Operation: op, BestBytesPerSecond: figure(&s.BestBytesPerSecond),
 		Best:       limits.SweepPoint{Nodes: int(s.Best.Nodes), ProcessesPerNode: int(s.Best.ProcessesPerNode)},
 		Plateau:    limits.SweepPoint{Nodes: int(s.Plateau.Nodes), ProcessesPerNode: int(s.Plateau.ProcessesPerNode)},

@@ -1,0 +1,291 @@
+// Package e2e is beeburst's end-to-end suite. It runs against the cluster of $KUBECONFIG - the
+// testbed from hack/testbed (known hardware) or a kind cluster - with the images already
+// loaded (`make test-e2e` does all of that). With the testbed's hardware.env it also checks
+// that the published limits are right, not only present.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+const (
+	operatorNamespace = "beeburst-system"
+	testNamespace     = "beeburst-e2e"
+)
+
+var (
+	k8s      client.Client
+	repo     string
+	hw       map[string]string // the testbed's hardware.env, if any
+	imageTag = envOr("BEEBURST_IMAGE_TAG", "dev")
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "beeburst end to end")
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// run runs a command and returns its combined output; the command line goes to the log.
+func run(name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = repo
+	fmt.Fprintf(GinkgoWriter, "$ %s %s\n", name, strings.Join(args, " "))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func kubectl(args ...string) (string, error) { return run("kubectl", args...) }
+
+var _ = BeforeSuite(func() {
+	Expect(os.Getenv("KUBECONFIG")).NotTo(BeEmpty(), "KUBECONFIG must name the cluster under test (make test-e2e sets it)")
+	wd, err := os.Getwd()
+	Expect(err).NotTo(HaveOccurred())
+	repo = filepath.Join(wd, "..", "..")
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	Expect(err).NotTo(HaveOccurred())
+	scheme := runtime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	if f := os.Getenv("BEEBURST_HARDWARE_ENV"); f != "" {
+		hw = readEnv(f)
+		fmt.Fprintf(GinkgoWriter, "known hardware from %s: %v\n", f, hw)
+	}
+})
+
+// dump prints what a person needs to see why a spec failed.
+var _ = JustAfterEach(func() {
+	if !CurrentSpecReport().Failed() {
+		return
+	}
+	for _, args := range [][]string{
+		{"get", "bb", "-A", "-o", "yaml"},
+		{"get", "pods", "-A", "-o", "wide"},
+		{"get", "events", "-A", "--sort-by=.lastTimestamp"},
+		{"-n", operatorNamespace, "logs", "deploy/beeburst-manager", "--tail=200"},
+		{"describe", "pods", "-n", testNamespace},
+	} {
+		out, _ := kubectl(args...)
+		fmt.Fprintf(GinkgoWriter, "---- kubectl %s\n%s\n", strings.Join(args, " "), out)
+	}
+})
+
+var _ = Describe("beeburst", Ordered, func() {
+	BeforeAll(func() {
+		helm := envOr("HELM", "helm")
+		out, err := run(helm, "upgrade", "--install", "beeburst", "charts/beeburst", "--namespace", operatorNamespace,
+			"--create-namespace", "--wait", "--timeout", "3m",
+			"--set", "image.tag="+imageTag, "--set", "agentImage=beeburst/agent:"+imageTag, "--set", "image.pullPolicy=IfNotPresent")
+		Expect(err).NotTo(HaveOccurred(), out)
+		_, _ = kubectl("create", "namespace", testNamespace)
+		DeferCleanup(func() {
+			_, _ = kubectl("delete", "namespace", testNamespace, "--wait=true", "--timeout=120s")
+			out, err := run(helm, "uninstall", "beeburst", "--namespace", operatorNamespace, "--wait", "--timeout", "2m")
+			Expect(err).NotTo(HaveOccurred(), out)
+		})
+	})
+
+	It("runs the manager", func() {
+		Eventually(func(g Gomega) {
+			out, err := kubectl("-n", operatorNamespace, "get", "deploy", "beeburst-manager", "-o", "jsonpath={.status.availableReplicas}")
+			g.Expect(err).NotTo(HaveOccurred(), out)
+			g.Expect(out).To(Equal("1"))
+		}, 2*time.Minute, 2*time.Second).Should(Succeed())
+	})
+
+	It("measures a local burst buffer with the quick profile and publishes limits that match the hardware", func() {
+		ctx := context.Background()
+		nodes := workerCount()
+		bb := &v1alpha1.BurstBuffer{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-local", Namespace: testNamespace},
+			Spec: v1alpha1.BurstBufferSpec{
+				Engine:     v1alpha1.EngineLocal,
+				Nodes:      v1alpha1.NodesSpec{Count: int32(nodes)},
+				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick},
+			},
+		}
+		start := time.Now()
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Eventually(func(g Gomega) {
+			cur := get(ctx, bb)
+			c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionReady)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(cur.Status.Phase).NotTo(BeElementOf(v1alpha1.PhaseFailed, v1alpha1.PhaseDegraded), c.Message)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+		}, 5*time.Minute, 2*time.Second).Should(Succeed())
+		elapsed := time.Since(start)
+		out, _ := kubectl("get", "bb", "-n", testNamespace, "-o", "wide")
+		report := fmt.Sprintf("time from create to Ready (quick profile, %d nodes): %.1f s\n%s", nodes, elapsed.Seconds(), out)
+		limitsOut, _ := run("go", "run", "./cmd/kubectl-beeburst", "limits", "-n", testNamespace, bb.Name)
+		report += limitsOut
+		AddReportEntry("quick profile", report)
+		fmt.Println(report) // the figures belong in the CI log
+
+		cur := get(ctx, bb)
+		l := cur.Status.Limits
+		Expect(l.Estimated).NotTo(BeNil())
+		Expect(l.Components).NotTo(BeNil())
+		Expect(l.Sweep).NotTo(BeNil())
+		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
+		if hw == nil {
+			Skip("no BEEBURST_HARDWARE_ENV: the figures are present; their values are checked on the testbed only")
+		}
+
+		// Stage 2: every node's device figures within 10% of the real caps.
+		var sumWrite float64
+		for _, n := range l.Components.Nodes {
+			idx := strings.TrimPrefix(n.Name, "worker-")
+			capW := hwFloat("WORKER_" + idx + "_DISK_WRITE_BPS")
+			capR := hwFloat("WORKER_" + idx + "_DISK_READ_BPS")
+			Expect(float64(*n.DeviceWrite.MeasuredBytesPerSecond)).To(BeNumerically("~", capW, 0.10*capW), "node %s device write", n.Name)
+			Expect(float64(*n.DeviceRead.MeasuredBytesPerSecond)).To(BeNumerically("~", capR, 0.10*capR), "node %s device read", n.Name)
+			sumWrite += capW
+		}
+		// Stage 3: the local engine is device-bound: best within 15% of the sum of the caps,
+		// efficiency between 0.8 and 1.05 of the stage-2 limit, no network term.
+		Expect(l.Components.Write.Bottleneck).To(Equal("devices"))
+		Expect(l.Sweep.Write).NotTo(BeNil())
+		Expect(float64(l.Sweep.Write.BestBytesPerSecond)).To(BeNumerically("~", sumWrite, 0.15*sumWrite))
+		Expect(l.Sweep.Write.EfficiencyPerMille).To(And(BeNumerically(">=", 800), BeNumerically("<=", 1050)))
+		Expect(l.Estimated.Write.NetworkBytesPerSecond).To(BeNil())
+	})
+
+	It("removes the burst buffer's directories from every node when it is deleted", func() {
+		ctx := context.Background()
+		bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Name: "e2e-local", Namespace: testNamespace}}
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}, 2*time.Minute, time.Second).Should(BeTrue())
+		for i := 1; i <= workerCount(); i++ {
+			node := fmt.Sprintf("worker-%d", i)
+			out := nodeShell(ctx, node, "ls -A /host/beeburst 2>/dev/null; true")
+			Expect(out).NotTo(ContainSubstring(testNamespace+".e2e-local"), "left on %s", node)
+		}
+	})
+
+	It("reports a beegfs burst buffer's problem clearly within 60 seconds and cleans up", func() {
+		ctx := context.Background()
+		bb := &v1alpha1.BurstBuffer{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-beegfs", Namespace: testNamespace},
+			Spec:       v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineBeeGFS, Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileNone}},
+		}
+		start := time.Now()
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		var msg string
+		Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(get(ctx, bb).Status.Conditions, v1alpha1.ConditionProvisioned)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(BeElementOf(v1alpha1.ReasonClientModuleMissing, v1alpha1.ReasonNotImplemented))
+			msg = c.Message
+		}, 60*time.Second, time.Second).Should(Succeed())
+		fmt.Printf("beegfs burst buffer explained itself after %.1f s: %s\n", time.Since(start).Seconds(), msg)
+		Expect(msg).To(ContainSubstring("engine: local"))
+		Expect(get(ctx, bb).Status.Phase).To(Equal(v1alpha1.PhaseFailed))
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}, 60*time.Second, time.Second).Should(BeTrue())
+	})
+})
+
+func get(ctx context.Context, bb *v1alpha1.BurstBuffer) *v1alpha1.BurstBuffer {
+	cur := &v1alpha1.BurstBuffer{}
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(bb), cur)).To(Succeed())
+	return cur
+}
+
+// workerCount is the number of Ready nodes that take workloads.
+func workerCount() int {
+	var nodes corev1.NodeList
+	Expect(k8s.List(context.Background(), &nodes)).To(Succeed())
+	n := 0
+	for _, node := range nodes.Items {
+		if node.Spec.Unschedulable {
+			continue
+		}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// nodeShell runs a shell command in a pod on node with the node's storage path at /host,
+// using the agent image (which carries sh and ls), and returns its log.
+func nodeShell(ctx context.Context, node, script string) string {
+	name := "e2e-shell-" + node
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace},
+		Spec: corev1.PodSpec{
+			NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "sh", Image: "beeburst/agent:" + imageTag, ImagePullPolicy: corev1.PullIfNotPresent,
+				Command: []string{"sh", "-c", script}, VolumeMounts: []corev1.VolumeMount{{Name: "nvme", MountPath: "/host"}}}},
+			Volumes: []corev1.Volume{{Name: "nvme", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/mnt/nvme"}}}},
+		},
+	}
+	Expect(k8s.Create(ctx, pod)).To(Succeed())
+	DeferCleanup(func() { _ = k8s.Delete(context.Background(), pod) })
+	Eventually(func() corev1.PodPhase {
+		_ = k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod)
+		return pod.Status.Phase
+	}, time.Minute, time.Second).Should(Equal(corev1.PodSucceeded))
+	out, err := kubectl("-n", testNamespace, "logs", name)
+	Expect(err).NotTo(HaveOccurred(), out)
+	return out
+}
+
+func readEnv(path string) map[string]string {
+	f, err := os.Open(path)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	m := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+			m[strings.TrimPrefix(k, "export ")] = strings.Trim(v, `"'`)
+		}
+	}
+	return m
+}
+
+func hwFloat(key string) float64 {
+	v, err := strconv.ParseFloat(hw[key], 64)
+	Expect(err).NotTo(HaveOccurred(), "hardware.env has no number for %s", key)
+	Expect(v).To(BeNumerically(">", 0), "%s is unshaped on the testbed: nothing to compare with", key)
+	return v
+}
