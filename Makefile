@@ -59,7 +59,7 @@ verify: manifests generate fmt ## Regenerate everything and fail if the tree cha
 
 ##@ Test
 .PHONY: test
-test: vet test-unit test-envtest ## The test command: vet, unit tests, envtest suite (and e2e where it can run).
+test: vet test-unit test-envtest test-e2e ## The test command: vet, unit tests, envtest suite, e2e suite on a real cluster.
 
 .PHONY: test-unit
 test-unit: host-tools ## Unit tests of the pure packages and commands, with real fio and iperf3 runs.
@@ -78,6 +78,10 @@ envtest: $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd ## Build kube-apiserver and e
 $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd:
 	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/build-k8s.sh $(K8S_BIN) kube-apiserver etcd
 
+.PHONY: test-e2e
+test-e2e: helm ## The e2e suite on $$KUBECONFIG's cluster, else on kind (Docker) or the testbed it brings up and tears down.
+	HELM=$(HELM) hack/cluster.sh e2e
+
 ##@ Build
 .PHONY: build
 build: ## Build the manager, agent and kubectl plugin into bin/.
@@ -90,6 +94,22 @@ run: manifests generate ## Run the manager against the current kubeconfig.
 	go run ./cmd/manager
 
 ##@ Deployment
+.PHONY: demo
+demo: helm ## The main job: a cluster (testbed or kind), the operator, the sample burst buffer, its limits.
+	HELM=$(HELM) hack/cluster.sh demo
+
+.PHONY: images
+images: ## Build the operator and agent images as tars in bin/images (no Docker needed).
+	hack/cluster.sh images
+
+.PHONY: deploy
+deploy: helm ## Install the chart into the current cluster (hack/cluster.sh up first).
+	HELM=$(HELM) hack/cluster.sh deploy
+
+.PHONY: cluster-down
+cluster-down: ## Tear down the cluster `make demo` brought up.
+	hack/cluster.sh down
+
 .PHONY: install
 install: manifests ## Install the CRDs into the current kubeconfig's cluster.
 	kubectl apply --server-side -f config/crd/bases

@@ -90,6 +90,10 @@ func startManager() {
 		AgentImage:     "beeburst/agent:test",
 		CacheNamespace: "default",
 	}).SetupWithManager(mgr)).To(Succeed())
+	Expect((&controllers.WorkloadReconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder("beeburst"),
+	}).SetupWithManager(mgr)).To(Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	stopMgr = cancel
 	mgrDone = make(chan struct{})

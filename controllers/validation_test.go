@@ -2,8 +2,8 @@ package controllers_test
 
 import (
 	"context"
-	"os/exec"
 	"encoding/json"
+	"os/exec"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"

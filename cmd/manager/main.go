@@ -58,6 +58,13 @@ func main() {
 		log.Error(err, "unable to set up controller", "controller", "BurstBuffer")
 		os.Exit(1)
 	}
+	if err := (&controllers.WorkloadReconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder("beeburst"),
+	}).SetupWithManager(mgr); err != nil {
+		log.Error(err, "unable to set up controller", "controller", "Workload")
+		os.Exit(1)
+	}
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
 	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
 	log.Info("starting manager", "agentImage", agentImage)

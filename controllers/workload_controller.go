@@ -1,0 +1,193 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/workload"
+)
+
+// WorkloadReconciler runs a job on a burst buffer: it holds the workload's gated pods until
+// the burst buffer is Ready, then writes the job's environment ConfigMap, pins the pods to the
+// burst buffer's nodes and lifts their gate, and keeps status.workload up to date.
+//
+// It reconciles BurstBuffers (status.workload is per burst buffer) and watches workload pods,
+// mapped to their burst buffer by the beeburst.io/burst-buffer label. It writes only
+// status.workload, with a merge patch of that field, so it never clobbers what the
+// BurstBuffer reconciler writes.
+type WorkloadReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers/status,verbs=get;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	bb := &v1alpha1.BurstBuffer{}
+	if err := r.Get(ctx, req.NamespacedName, bb); err != nil {
+		// A pod naming a burst buffer that does not exist stays gated: nothing to do.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	sel, err := workload.Selector(bb)
+	if err != nil {
+		// CRD validation accepts any LabelSelector shape; a bad operator or value cannot be
+		// fixed by retrying.
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	var errs []error
+	if ready(bb) {
+		errs = append(errs, r.release(ctx, bb, pods.Items))
+	}
+	errs = append(errs, r.patchStatus(ctx, bb, pods.Items))
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// ready: the gate may be lifted. A burst buffer being deleted is not: its data is about to
+// go, and a pod started now would find an empty directory.
+func ready(bb *v1alpha1.BurstBuffer) bool {
+	return bb.DeletionTimestamp.IsZero() && len(bb.Status.Nodes) > 0 &&
+		conditionIs(bb, v1alpha1.ConditionReady, metav1.ConditionTrue)
+}
+
+// release writes the environment ConfigMap, then lifts the gate of every gated pod. The
+// ConfigMap comes first: a container's envFrom is resolved when the kubelet starts it, which
+// is after the gate is gone, so a released pod always finds it. pods is updated in place so
+// the status written afterwards no longer lists released pods.
+func (r *WorkloadReconciler) release(ctx context.Context, bb *v1alpha1.BurstBuffer, pods []corev1.Pod) error {
+	if err := r.applyEnv(ctx, bb); err != nil {
+		return err
+	}
+	var hosts []string
+	var errs []error
+	for i := range pods {
+		pod := &pods[i]
+		if !workload.IsGated(pod) || !pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if hosts == nil {
+			hosts = r.hostnames(ctx, bb)
+		}
+		released := workload.Release(pod, hosts)
+		// The optimistic lock makes the merge patch safe: it replaces whole lists (gates,
+		// node selector terms) computed from what we read. A conflict means the pod changed
+		// under us; its update event brings us back with the new version.
+		err := r.Patch(ctx, released, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			errs = append(errs, err)
+			continue
+		}
+		logf.FromContext(ctx).Info("released workload pod", "pod", pod.Name, "nodes", hosts)
+		if r.Recorder != nil {
+			r.Recorder.Eventf(released, bb, corev1.EventTypeNormal, "BurstBufferReady", "Release",
+				"burst buffer %s is Ready: scheduling gate %s lifted, placed on %s",
+				bb.Name, v1alpha1.SchedulingGate, strings.Join(hosts, ","))
+		}
+		*pod = *released
+	}
+	return errors.Join(errs...)
+}
+
+// applyEnv server-side applies the environment ConfigMap when it differs from the cached one
+// (the BurstBuffer changes often while it measures; most visits need no write).
+func (r *WorkloadReconciler) applyEnv(ctx context.Context, bb *v1alpha1.BurstBuffer) error {
+	want := workload.EnvConfigMap(bb)
+	var cur corev1.ConfigMap
+	err := r.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: *want.Name}, &cur)
+	if err == nil && equality.Semantic.DeepEqual(cur.Data, want.Data) && metav1.IsControlledBy(&cur, bb) {
+		return nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return r.Apply(ctx, want, client.FieldOwner(FieldOwner), client.ForceOwnership)
+}
+
+// hostnames are the kubernetes.io/hostname labels of the burst buffer's nodes, which the
+// kubelet sets; the node name stands in for a node without one (or not found).
+func (r *WorkloadReconciler) hostnames(ctx context.Context, bb *v1alpha1.BurstBuffer) []string {
+	hosts := make([]string, 0, len(bb.Status.Nodes))
+	for _, n := range bb.Status.Nodes {
+		var node corev1.Node
+		if err := r.Get(ctx, client.ObjectKey{Name: n.Name}, &node); err == nil && node.Labels[corev1.LabelHostname] != "" {
+			hosts = append(hosts, node.Labels[corev1.LabelHostname])
+			continue
+		}
+		hosts = append(hosts, n.Name)
+	}
+	return hosts
+}
+
+// patchStatus writes status.workload alone. teardownTime/teardownReason are derived here only
+// for policy AfterTTL (Ready + ttl); for the other policies whatever is there is kept, as the
+// teardown logic owns them.
+func (r *WorkloadReconciler) patchStatus(ctx context.Context, bb *v1alpha1.BurstBuffer, pods []corev1.Pod) error {
+	st := workload.Status(pods)
+	if old := bb.Status.Workload; old != nil {
+		st.TeardownTime, st.TeardownReason = old.TeardownTime, old.TeardownReason
+	}
+	if at, reason, ok := workload.TTLTeardown(bb); ok {
+		st.TeardownTime, st.TeardownReason = &at, reason
+	}
+	var want *v1alpha1.WorkloadStatus
+	if !equality.Semantic.DeepEqual(st, v1alpha1.WorkloadStatus{}) {
+		want = &st
+	}
+	if equality.Semantic.DeepEqual(bb.Status.Workload, want) {
+		return nil
+	}
+	before := bb.DeepCopy()
+	bb.Status.Workload = want
+	return client.IgnoreNotFound(r.Status().Patch(ctx, bb, client.MergeFrom(before)))
+}
+
+// SetupWithManager watches BurstBuffers (Ready, nodes, limits), their environment ConfigMaps
+// (recreated if deleted) and workload pods. The pod cache holds only pods with the
+// beeburst.io/burst-buffer label (CacheOptions), which every workload pod must carry.
+func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.BurstBuffer{}).
+		Owns(&corev1.ConfigMap{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(burstBufferOfPod),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				pod, ok := o.(*corev1.Pod)
+				return ok && workload.IsWorkloadPod(pod)
+			}))).
+		Named("workload").
+		Complete(r)
+}
+
+func burstBufferOfPod(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[v1alpha1.LabelBurstBuffer]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+}

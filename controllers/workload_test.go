@@ -1,0 +1,225 @@
+package controllers_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+// workloadPod is a pod as a Job's template following docs/workloads.md makes it: labelled with
+// its burst buffer and, if gated, carrying the beeburst gate.
+func workloadPod(ns, name, bb string, gated bool) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{}},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "main", Image: "busybox"}},
+		},
+	}
+	if bb != "" {
+		pod.Labels[v1alpha1.LabelBurstBuffer] = bb
+	}
+	if gated {
+		pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: v1alpha1.SchedulingGate}}
+	}
+	return pod
+}
+
+func getPod(ctx context.Context, ns, name string) func() *corev1.Pod {
+	return func() *corev1.Pod {
+		pod := &corev1.Pod{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+			return nil
+		}
+		return pod
+	}
+}
+
+func gates(pod *corev1.Pod) []string {
+	var names []string
+	for _, g := range pod.Spec.SchedulingGates {
+		names = append(names, g.Name)
+	}
+	return names
+}
+
+func workloadStatus(ctx context.Context, bb *v1alpha1.BurstBuffer) func() *v1alpha1.WorkloadStatus {
+	return func() *v1alpha1.WorkloadStatus {
+		cur := &v1alpha1.BurstBuffer{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), cur); err != nil {
+			return nil
+		}
+		return cur.Status.Workload
+	}
+}
+
+var hostnameIn = func(hosts ...string) corev1.NodeSelectorRequirement {
+	return corev1.NodeSelectorRequirement{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: hosts}
+}
+
+var _ = Describe("Workload pods of a burst buffer", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+		// Hostname labels differ from node names, as on clouds where the kubelet's hostname is
+		// not the node name: placement must use the label.
+		makeNode(ctx, ns+"-a", map[string]string{"pool": ns, corev1.LabelHostname: "host-" + ns + "-a"})
+		makeNode(ctx, ns+"-b", map[string]string{"pool": ns, corev1.LabelHostname: "host-" + ns + "-b"})
+	})
+
+	prepare := func(bbName string) {
+		finishPod(ctx, ns, bbName+"-prep-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, bbName+"-prep-1", corev1.PodSucceeded, "")
+	}
+
+	It("holds gated pods until Ready, then writes the env ConfigMap, pins them to the burst buffer's nodes and lifts the gate", func() {
+		bb := localBB(ns, "scratch", 2)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		// Another burst buffer that never becomes Ready (it wants more nodes than there are).
+		other := localBB(ns, "other", 3)
+		Expect(k8s.Create(ctx, other)).To(Succeed())
+
+		plain := workloadPod(ns, "job-0", "scratch", true)
+		// A pod with its own required node affinity: the operator may only narrow it.
+		zone := corev1.NodeSelectorRequirement{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"z1"}}
+		withAffinity := workloadPod(ns, "job-1", "scratch", true)
+		withAffinity.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{zone}}}},
+		}}
+		// A pod held by another controller's gate too: that gate stays.
+		twoGates := workloadPod(ns, "job-2", "scratch", true)
+		twoGates.Spec.SchedulingGates = append(twoGates.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: "example.com/quota"})
+		ungated := workloadPod(ns, "free-0", "scratch", false)
+		ofOther := workloadPod(ns, "other-0", "other", true)
+		orphan := workloadPod(ns, "ghost-0", "ghost", true)
+		for _, p := range []*corev1.Pod{plain, withAffinity, twoGates, ungated, ofOther, orphan} {
+			Expect(k8s.Create(ctx, p)).To(Succeed())
+		}
+
+		By("listing the gated pods while the burst buffer is not Ready")
+		Eventually(workloadStatus(ctx, bb), timeout).Should(And(Not(BeNil()),
+			HaveField("GatedPods", Equal([]string{"job-0", "job-1", "job-2"})),
+			HaveField("RunningPods", BeEquivalentTo(1)),
+			HaveField("CompletedPods", BeEquivalentTo(0))))
+		Eventually(workloadStatus(ctx, other), timeout).Should(And(Not(BeNil()),
+			HaveField("GatedPods", Equal([]string{"other-0"}))))
+		Consistently(func(g Gomega) {
+			g.Expect(gates(getPod(ctx, ns, "job-0")())).To(Equal([]string{v1alpha1.SchedulingGate}))
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "scratch-env"}, &corev1.ConfigMap{})).NotTo(Succeed())
+		}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+
+		By("releasing them once Ready")
+		prepare("scratch")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReady))
+		hosts := hostnameIn("host-"+ns+"-a", "host-"+ns+"-b")
+		Eventually(func(g Gomega) {
+			pod := getPod(ctx, ns, "job-0")()
+			g.Expect(pod.Spec.SchedulingGates).To(BeEmpty())
+			g.Expect(pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms).To(Equal(
+				[]corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{hosts}}}))
+		}, timeout).Should(Succeed())
+		pod := getPod(ctx, ns, "job-1")()
+		Expect(pod.Spec.SchedulingGates).To(BeEmpty())
+		Expect(pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms).To(Equal(
+			[]corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{zone, hosts}}}))
+		Eventually(func() []string { return gates(getPod(ctx, ns, "job-2")()) }, timeout).Should(Equal([]string{"example.com/quota"}))
+
+		By("writing the environment ConfigMap, owned by the burst buffer")
+		cm := &corev1.ConfigMap{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "scratch-env"}, cm)).To(Succeed())
+		Expect(cm.OwnerReferences).To(ConsistOf(HaveField("Name", "scratch")))
+		Expect(*cm.OwnerReferences[0].Controller).To(BeTrue())
+		Expect(cm.Data).To(HaveKeyWithValue("BEEBURST_PATH", "/mnt/beeburst"))
+		Expect(cm.Data).To(HaveKeyWithValue("BEEBURST_ENGINE", "local"))
+		Expect(cm.Data).To(HaveKeyWithValue("BEEBURST_NAME", "scratch"))
+		Expect(cm.Data).To(HaveKeyWithValue("BEEBURST_NODES", ns+"-a,"+ns+"-b"))
+		// envtest nodes document no hardware: stage 1 knows no figure, and says so.
+		Expect(cm.Data).To(HaveKeyWithValue("BEEBURST_LIMIT_SOURCE", "unknown"))
+		Expect(cm.Data).To(HaveKey("BEEBURST_WRITE_LIMIT_SOURCE"))
+		Expect(cm.Data).To(HaveKey("BEEBURST_READ_LIMIT_SOURCE"))
+
+		By("leaving alone the pods of other burst buffers, without the gate, or of a burst buffer that does not exist")
+		Consistently(func(g Gomega) {
+			g.Expect(gates(getPod(ctx, ns, "other-0")())).To(Equal([]string{v1alpha1.SchedulingGate}))
+			g.Expect(getPod(ctx, ns, "other-0")().Spec.Affinity).To(BeNil())
+			g.Expect(gates(getPod(ctx, ns, "ghost-0")())).To(Equal([]string{v1alpha1.SchedulingGate}))
+			g.Expect(getPod(ctx, ns, "ghost-0")().Spec.Affinity).To(BeNil())
+			g.Expect(getPod(ctx, ns, "free-0")().Spec.Affinity).To(BeNil())
+		}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+
+		By("counting released pods as running, and completed ones (Succeeded or Failed) as completed")
+		Eventually(workloadStatus(ctx, bb), timeout).Should(And(Not(BeNil()),
+			HaveField("GatedPods", BeEmpty()), HaveField("RunningPods", BeEquivalentTo(4))))
+		for name, ph := range map[string]corev1.PodPhase{"job-0": corev1.PodSucceeded, "free-0": corev1.PodFailed} {
+			p := getPod(ctx, ns, name)()
+			p.Status.Phase = ph
+			Expect(k8s.Status().Update(ctx, p)).To(Succeed())
+		}
+		Eventually(workloadStatus(ctx, bb), timeout).Should(And(Not(BeNil()),
+			HaveField("RunningPods", BeEquivalentTo(2)), HaveField("CompletedPods", BeEquivalentTo(2))))
+	})
+
+	It("keeps pods gated while the environment ConfigMap cannot be written", func() {
+		// An immutable ConfigMap squatting the name: the operator cannot write the job's
+		// environment, so it must not start the job either.
+		squat := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "scratch-env", Namespace: ns},
+			Data:       map[string]string{"BEEBURST_PATH": "/elsewhere"},
+			Immutable:  ptr(true),
+		}
+		Expect(k8s.Create(ctx, squat)).To(Succeed())
+		bb := localBB(ns, "scratch", 2)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Expect(k8s.Create(ctx, workloadPod(ns, "job-0", "scratch", true))).To(Succeed())
+		prepare("scratch")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReady))
+		Consistently(func() []string { return gates(getPod(ctx, ns, "job-0")()) }, 2*time.Second, 200*time.Millisecond).
+			Should(Equal([]string{v1alpha1.SchedulingGate}))
+		Expect(workloadStatus(ctx, bb)()).To(HaveField("GatedPods", Equal([]string{"job-0"})))
+
+		Expect(k8s.Delete(ctx, squat)).To(Succeed())
+		Eventually(func() []string { return gates(getPod(ctx, ns, "job-0")()) }, timeout).Should(BeEmpty())
+		cm := &corev1.ConfigMap{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "scratch-env"}, cm)).To(Succeed())
+		Expect(cm.Data).To(HaveKeyWithValue("BEEBURST_PATH", "/mnt/beeburst"))
+	})
+
+	It("narrows the selection with spec.workload.selector and tells when an AfterTTL teardown happens", func() {
+		bb := localBB(ns, "scratch", 2)
+		bb.Spec.Workload.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"role": "worker"}}
+		bb.Spec.Teardown = v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: &metav1.Duration{Duration: time.Hour}}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		worker := workloadPod(ns, "worker-0", "scratch", true)
+		worker.Labels["role"] = "worker"
+		launcher := workloadPod(ns, "launcher-0", "scratch", true)
+		launcher.Labels["role"] = "launcher"
+		Expect(k8s.Create(ctx, worker)).To(Succeed())
+		Expect(k8s.Create(ctx, launcher)).To(Succeed())
+		Eventually(workloadStatus(ctx, bb), timeout).Should(And(Not(BeNil()),
+			HaveField("GatedPods", Equal([]string{"worker-0"})), HaveField("TeardownTime", BeNil())))
+
+		prepare("scratch")
+		Eventually(func() []string { return gates(getPod(ctx, ns, "worker-0")()) }, timeout).Should(BeEmpty())
+		Consistently(func() []string { return gates(getPod(ctx, ns, "launcher-0")()) }, time.Second, 200*time.Millisecond).
+			Should(Equal([]string{v1alpha1.SchedulingGate}))
+		Eventually(func(g Gomega) {
+			cur := get(ctx, bb)
+			g.Expect(cur.Status.ReadyTime).NotTo(BeNil())
+			g.Expect(cur.Status.Workload).NotTo(BeNil())
+			g.Expect(cur.Status.Workload.TeardownTime).NotTo(BeNil())
+			g.Expect(cur.Status.Workload.TeardownTime.Time).To(BeTemporally("==", cur.Status.ReadyTime.Add(time.Hour)))
+			g.Expect(cur.Status.Workload.TeardownReason).To(Equal("AfterTTL: 1h0m0s after Ready"))
+		}, timeout).Should(Succeed())
+	})
+})

@@ -1,0 +1,280 @@
+package workload
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+func bbWith(limits *v1alpha1.LimitsStatus) *v1alpha1.BurstBuffer {
+	bb := &v1alpha1.BurstBuffer{
+		ObjectMeta: metav1.ObjectMeta{Name: "scratch", Namespace: "default"},
+		Spec: v1alpha1.BurstBufferSpec{
+			Engine:   v1alpha1.EngineLocal,
+			Workload: v1alpha1.WorkloadSpec{MountPath: "/mnt/beeburst"},
+		},
+		Status: v1alpha1.BurstBufferStatus{
+			Nodes:  []v1alpha1.NodeStatus{{Name: "n1"}, {Name: "n2"}},
+			Limits: limits,
+		},
+	}
+	return bb
+}
+
+func TestEnv(t *testing.T) {
+	estimated := &v1alpha1.EstimatedLimits{
+		Write: v1alpha1.OperationLimit{LimitBytesPerSecond: 100},
+		Read:  v1alpha1.OperationLimit{LimitBytesPerSecond: 200},
+	}
+	components := &v1alpha1.ComponentLimits{
+		Write: &v1alpha1.OperationLimit{LimitBytesPerSecond: 90},
+		Read:  &v1alpha1.OperationLimit{LimitBytesPerSecond: 180},
+	}
+	sweepWrite := &v1alpha1.SweepLimits{Write: &v1alpha1.SweepResult{BestBytesPerSecond: 80}}
+	base := map[string]string{
+		EnvName: "scratch", EnvEngine: "local", EnvPath: "/mnt/beeburst", EnvNodes: "n1,n2",
+	}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		limits *v1alpha1.LimitsStatus
+		mount  *v1alpha1.MountStatus
+		want   map[string]string
+	}{
+		{"no limits yet", nil, nil, with(EnvWriteLimitSource, SourceUnknown, EnvReadLimitSource, SourceUnknown, EnvLimitSource, SourceUnknown)},
+		{"stage 1 only", &v1alpha1.LimitsStatus{Estimated: estimated}, nil,
+			with(EnvWriteBytesPerSecond, "100", EnvReadBytesPerSecond, "200",
+				EnvWriteLimitSource, SourceEstimated, EnvReadLimitSource, SourceEstimated, EnvLimitSource, SourceEstimated)},
+		{"stage 1 unknown (no hardware figures)", &v1alpha1.LimitsStatus{Estimated: &v1alpha1.EstimatedLimits{}}, nil,
+			with(EnvWriteLimitSource, SourceUnknown, EnvReadLimitSource, SourceUnknown, EnvLimitSource, SourceUnknown)},
+		{"stage 2 overrides stage 1", &v1alpha1.LimitsStatus{Estimated: estimated, Components: components}, nil,
+			with(EnvWriteBytesPerSecond, "90", EnvReadBytesPerSecond, "180",
+				EnvWriteLimitSource, SourceComponents, EnvReadLimitSource, SourceComponents, EnvLimitSource, SourceComponents)},
+		{"stage 3 write measured, read from stage 2: the weaker source is the summary",
+			&v1alpha1.LimitsStatus{Estimated: estimated, Components: components, Sweep: sweepWrite}, nil,
+			with(EnvWriteBytesPerSecond, "80", EnvReadBytesPerSecond, "180",
+				EnvWriteLimitSource, SourceSweep, EnvReadLimitSource, SourceComponents, EnvLimitSource, SourceComponents)},
+		{"status.mount.path wins over the spec", nil, &v1alpha1.MountStatus{Path: "/scratch"},
+			with(EnvPath, "/scratch", EnvWriteLimitSource, SourceUnknown, EnvReadLimitSource, SourceUnknown, EnvLimitSource, SourceUnknown)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bb := bbWith(tc.limits)
+			bb.Status.Mount = tc.mount
+			if got := Env(bb); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Env() =\n%v\nwant\n%v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEnvConfigMap(t *testing.T) {
+	bb := bbWith(nil)
+	bb.UID = "uid-1"
+	cm := EnvConfigMap(bb)
+	if *cm.Name != "scratch-env" || *cm.Namespace != "default" {
+		t.Fatalf("name %s/%s", *cm.Namespace, *cm.Name)
+	}
+	if len(cm.OwnerReferences) != 1 || *cm.OwnerReferences[0].Kind != "BurstBuffer" || !*cm.OwnerReferences[0].Controller ||
+		*cm.OwnerReferences[0].UID != "uid-1" || *cm.OwnerReferences[0].APIVersion != "beeburst.io/v1alpha1" {
+		t.Errorf("owner references: %+v", cm.OwnerReferences)
+	}
+	if cm.Labels[v1alpha1.LabelBurstBuffer] != "scratch" || cm.Labels["app.kubernetes.io/component"] != ComponentEnv {
+		t.Errorf("labels: %v", cm.Labels)
+	}
+	if cm.Data[EnvPath] != "/mnt/beeburst" {
+		t.Errorf("data: %v", cm.Data)
+	}
+}
+
+func gate(names ...string) []corev1.PodSchedulingGate {
+	var gs []corev1.PodSchedulingGate
+	for _, n := range names {
+		gs = append(gs, corev1.PodSchedulingGate{Name: n})
+	}
+	return gs
+}
+
+func TestRelease(t *testing.T) {
+	hosts := []string{"n2", "n1", "n2"}
+	ours := corev1.NodeSelectorRequirement{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{"n1", "n2"}}
+	zone := corev1.NodeSelectorRequirement{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}
+	gpu := corev1.NodeSelectorRequirement{Key: "gpu", Operator: corev1.NodeSelectorOpExists}
+	name := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"n3"}}
+	required := func(terms ...corev1.NodeSelectorTerm) *corev1.Affinity {
+		return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
+		}}
+	}
+	podAffinity := &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: "zone"}}}
+	preferred := []corev1.PreferredSchedulingTerm{{Weight: 1, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{gpu}}}}
+	for _, tc := range []struct {
+		name          string
+		gates         []corev1.PodSchedulingGate
+		affinity      *corev1.Affinity
+		wantGates     []corev1.PodSchedulingGate
+		wantAffinity  *corev1.Affinity
+		wantUntouched bool
+	}{
+		{name: "no affinity: one term with the hosts", gates: gate(v1alpha1.SchedulingGate),
+			wantAffinity: required(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{ours}})},
+		{name: "other gates stay", gates: gate("a.io/x", v1alpha1.SchedulingGate, "b.io/y"),
+			wantGates:    gate("a.io/x", "b.io/y"),
+			wantAffinity: required(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{ours}})},
+		{name: "pod affinity kept, node affinity added", gates: gate(v1alpha1.SchedulingGate),
+			affinity: &corev1.Affinity{PodAffinity: podAffinity},
+			wantAffinity: &corev1.Affinity{PodAffinity: podAffinity, NodeAffinity: &corev1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{ours}}}},
+			}}},
+		{name: "preferred terms only: required is set, preferred kept", gates: gate(v1alpha1.SchedulingGate),
+			affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: preferred}},
+			wantAffinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				PreferredDuringSchedulingIgnoredDuringExecution: preferred,
+				RequiredDuringSchedulingIgnoredDuringExecution:  &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{ours}}}},
+			}}},
+		{name: "existing terms: appended to each, existing requirements untouched and first", gates: gate(v1alpha1.SchedulingGate),
+			affinity: required(
+				corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{zone}},
+				corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{name}},
+				corev1.NodeSelectorTerm{},
+			),
+			wantAffinity: required(
+				corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{zone, ours}},
+				corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{name}, MatchExpressions: []corev1.NodeSelectorRequirement{ours}},
+				corev1.NodeSelectorTerm{},
+			)},
+		{name: "requirement already there (the user copied it): not added twice", gates: gate(v1alpha1.SchedulingGate),
+			affinity:     required(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{zone, ours}}),
+			wantAffinity: required(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{zone, ours}})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{SchedulingGates: tc.gates, Affinity: tc.affinity}}
+			before := pod.DeepCopy()
+			got := Release(pod, hosts)
+			if !reflect.DeepEqual(pod, before) {
+				t.Errorf("Release changed its input")
+			}
+			if !reflect.DeepEqual(got.Spec.SchedulingGates, tc.wantGates) {
+				t.Errorf("gates = %v, want %v", got.Spec.SchedulingGates, tc.wantGates)
+			}
+			if !reflect.DeepEqual(got.Spec.Affinity, tc.wantAffinity) {
+				t.Errorf("affinity =\n%+v\nwant\n%+v", got.Spec.Affinity, tc.wantAffinity)
+			}
+			if IsGated(got) {
+				t.Errorf("still gated")
+			}
+		})
+	}
+}
+
+func TestSelector(t *testing.T) {
+	bb := bbWith(nil)
+	narrowed := bbWith(nil)
+	narrowed.Spec.Workload.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"role": "worker"}}
+	for _, tc := range []struct {
+		name   string
+		bb     *v1alpha1.BurstBuffer
+		labels map[string]string
+		want   bool
+	}{
+		{"labelled", bb, map[string]string{v1alpha1.LabelBurstBuffer: "scratch"}, true},
+		{"another burst buffer", bb, map[string]string{v1alpha1.LabelBurstBuffer: "other"}, false},
+		{"unlabelled", bb, map[string]string{"role": "worker"}, false},
+		{"the operator's own task pod", bb, map[string]string{v1alpha1.LabelBurstBuffer: "scratch", "app.kubernetes.io/managed-by": "beeburst-operator"}, false},
+		{"selector narrows: matches", narrowed, map[string]string{v1alpha1.LabelBurstBuffer: "scratch", "role": "worker"}, true},
+		{"selector narrows: does not match", narrowed, map[string]string{v1alpha1.LabelBurstBuffer: "scratch", "role": "launcher"}, false},
+		{"selector alone is not enough: the label is required", narrowed, map[string]string{"role": "worker"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sel, err := Selector(tc.bb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sel.Matches(labels.Set(tc.labels)); got != tc.want {
+				t.Errorf("%s matches %v = %v, want %v", sel, tc.labels, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStatus(t *testing.T) {
+	pod := func(name string, phase corev1.PodPhase, gated bool) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Phase: phase}}
+		if gated {
+			p.Spec.SchedulingGates = gate(v1alpha1.SchedulingGate)
+		}
+		return p
+	}
+	var many []corev1.Pod
+	var firstNames []string
+	for i := range 60 {
+		many = append(many, pod(fmt.Sprintf("p-%02d", 59-i), corev1.PodPending, true))
+	}
+	for i := range MaxGatedPodNames {
+		firstNames = append(firstNames, fmt.Sprintf("p-%02d", i))
+	}
+	for _, tc := range []struct {
+		name string
+		pods []corev1.Pod
+		want v1alpha1.WorkloadStatus
+	}{
+		{"none", nil, v1alpha1.WorkloadStatus{}},
+		{"mixed", []corev1.Pod{
+			pod("b", corev1.PodPending, true), pod("a", corev1.PodPending, true),
+			pod("c", corev1.PodPending, false), pod("d", corev1.PodRunning, false),
+			pod("e", corev1.PodSucceeded, false), pod("f", corev1.PodFailed, false),
+			{ObjectMeta: metav1.ObjectMeta{Name: "g"}, Spec: corev1.PodSpec{SchedulingGates: gate("other.io/gate")}},
+		}, v1alpha1.WorkloadStatus{GatedPods: []string{"a", "b"}, RunningPods: 3, CompletedPods: 2}},
+		{"bounded and sorted", many, v1alpha1.WorkloadStatus{GatedPods: firstNames}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Status(tc.pods); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Status() = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTTLTeardown(t *testing.T) {
+	ready := metav1.NewTime(time.Date(2025, 1, 2, 3, 0, 0, 0, time.UTC))
+	for _, tc := range []struct {
+		name     string
+		teardown v1alpha1.TeardownSpec
+		ready    *metav1.Time
+		wantOK   bool
+		wantAt   time.Time
+	}{
+		{"AfterTTL, Ready", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: &metav1.Duration{Duration: 2 * time.Hour}}, &ready, true, ready.Add(2 * time.Hour)},
+		{"AfterTTL, not Ready yet", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: &metav1.Duration{Duration: time.Hour}}, nil, false, time.Time{}},
+		{"AfterWorkload", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterWorkload}, &ready, false, time.Time{}},
+		{"Manual", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownManual}, &ready, false, time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bb := bbWith(nil)
+			bb.Spec.Teardown = tc.teardown
+			bb.Status.ReadyTime = tc.ready
+			at, reason, ok := TTLTeardown(bb)
+			if ok != tc.wantOK || !at.Time.Equal(tc.wantAt) {
+				t.Errorf("TTLTeardown() = %v, %q, %v; want %v, %v", at, reason, ok, tc.wantAt, tc.wantOK)
+			}
+			if ok && reason != "AfterTTL: 2h0m0s after Ready" {
+				t.Errorf("reason %q", reason)
+			}
+		})
+	}
+}
