@@ -59,7 +59,7 @@ verify: manifests generate fmt ## Regenerate everything and fail if the tree cha
 
 ##@ Test
 .PHONY: test
-test: vet test-unit test-envtest test-e2e ## The test command: vet, unit tests, envtest suite, e2e suite on a real cluster.
+test: vet test-unit test-envtest test-testbed test-e2e ## The test command: vet, unit tests, envtest, the testbed's proofs, the e2e suite.
 
 .PHONY: test-unit
 test-unit: host-tools ## Unit tests of the pure packages and commands, with real fio and iperf3 runs.
@@ -77,6 +77,18 @@ test-envtest: envtest ## Ginkgo + envtest suite against a real kube-apiserver an
 envtest: $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd ## Build kube-apiserver and etcd for envtest from Go module sources (cached).
 $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd:
 	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/build-k8s.sh $(K8S_BIN) kube-apiserver etcd
+
+.PHONY: test-testbed
+test-testbed: ## Prove the testbed: failed start + down, up, iperf3/fio within 10% of the shaping, down, host as it was.
+	CACHE_DIR=$(CACHE_DIR) K8S_VERSION=$(K8S_VERSION) hack/testbed/prove.sh --full
+
+.PHONY: testbed-up
+testbed-up: ## Bring up the local multi-node testbed (root, no Docker); TESTBED_ARGS=... for its hardware.
+	CACHE_DIR=$(CACHE_DIR) K8S_VERSION=$(K8S_VERSION) hack/testbed/up.sh $(TESTBED_ARGS)
+
+.PHONY: testbed-down
+testbed-down: ## Tear the testbed down (idempotent).
+	hack/testbed/down.sh
 
 .PHONY: test-e2e
 test-e2e: helm ## The e2e suite on $$KUBECONFIG's cluster, else on kind (Docker) or the testbed it brings up and tears down.
