@@ -233,14 +233,17 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 })
 
 var _ = Describe("BurstBuffer with the beegfs engine", func() {
-	It("fails with a reason that tells the user what to do, not a fake Ready", func() {
+	It("fails with a reason that tells the user what to do when a node lacks the client module, not a fake Ready", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
 		makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
 		bb := localBB(ns, "bgfs", 1)
 		bb.Spec.Engine = v1alpha1.EngineBeeGFS
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonNotImplemented))
+		// The agent's check-module report on a node without the module.
+		finishPod(ctx, ns, "bgfs-modcheck-0", corev1.PodFailed,
+			`{"command":"check-module","phase":"failed","message":"kernel module missing: the beegfs kernel module is not loaded"}`)
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonClientModuleMissing))
 		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(ContainSubstring("engine: local"))
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
 		Expect(get(ctx, bb).Status.Nodes[0].Roles).To(Equal([]string{"client", "management", "metadata", "storage"}))

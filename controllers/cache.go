@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 // CacheOptions restrict the pod cache to pods that carry the beeburst.io/burst-buffer label:
@@ -15,9 +16,16 @@ import (
 // it: the operator's own task pods (nodetask.Labels) and workload pods, whose documented
 // template must name their burst buffer with it (docs/workloads.md). A pod the operator
 // creates without that label would be invisible to its controllers.
+//
+// ConfigMaps and Secrets are cached only when the operator made them (managed-by label): the
+// node figure cache, the sweep, the env ConfigMaps, the BeeGFS auth Secret. Without this the
+// operator would hold every Secret of the cluster in memory.
 func CacheOptions() cache.Options {
+	ours := labels.SelectorFromSet(labels.Set{nodetask.LabelManagedBy: nodetask.ManagedBy})
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: podCacheSelector()},
+		&corev1.Pod{}:       {Label: podCacheSelector()},
+		&corev1.ConfigMap{}: {Label: ours},
+		&corev1.Secret{}:    {Label: ours},
 	}}
 }
 

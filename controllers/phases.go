@@ -171,7 +171,9 @@ func (r *BurstBufferReconciler) runningTasks(ctx context.Context, bb *v1alpha1.B
 	}
 	var busy []string
 	for _, p := range pods.Items {
-		if p.Labels[nodetask.LabelComponent] == "clean" {
+		// Clean pods are teardown's own; long-running pods (BeeGFS services and clients) are
+		// the engine's to stop, in its order.
+		if p.Labels[nodetask.LabelComponent] == "clean" || p.Spec.RestartPolicy != corev1.RestartPolicyNever {
 			continue
 		}
 		if st, _ := nodetask.StateOf(&p); st == nodetask.Running {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/bench"
 )
 
@@ -398,5 +399,37 @@ func TestDirCreateRemove(t *testing.T) {
 	}
 	if _, err := os.Stat(root); err != nil {
 		t.Fatalf("root removed: %v", err)
+	}
+}
+
+func TestCheckModule(t *testing.T) {
+	dir := t.TempDir()
+	proc, sys := filepath.Join(dir, "proc"), filepath.Join(dir, "sys")
+	if err := os.MkdirAll(filepath.Join(sys, "module", "ext4"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(proc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proc, "modules"), []byte("overlay 151552 0 - Live 0x0\nbeegfs 1000 1 - Live 0x0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		code int
+	}{{"beegfs", 0}, {"ext4", 0}, {"lustre", 1}} {
+		code, r, _ := agent(t, "-q", "check-module", "--name", tc.name, "--proc-root", proc, "--sys-root", sys)
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d (%s)", tc.name, code, tc.code, r.Message)
+		}
+		if tc.code != 0 && (!strings.HasPrefix(r.Message, ModuleMissingPrefix) || !strings.Contains(r.Message, "modprobe lustre")) {
+			t.Errorf("%s: unclear message %q", tc.name, r.Message)
+		}
+	}
+	if ModuleMissingPrefix != beegfs.ModuleMissingPrefix {
+		t.Error("the operator (internal/beegfs) recognises a missing module by this prefix: keep them equal")
+	}
+	if code, _, _ := agent(t, "-q", "check-module", "--name", "../etc"); code != 1 {
+		t.Errorf("a bad module name must fail, got exit %d", code)
 	}
 }

@@ -89,6 +89,7 @@ func newRoot(stdout io.Writer) *cobra.Command {
 		newRun(g, stdout),
 		newTools(stdout),
 		newDir(g, stdout),
+		newCheckModule(g, stdout),
 	)
 	return root
 }

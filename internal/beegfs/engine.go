@@ -1,33 +1,531 @@
 // Package beegfs is the BeeGFS engine: an ad-hoc BeeGFS 8 instance over the burst buffer's
-// nodes in BeeOND's layout.
+// nodes in BeeOND's layout, run as pods. Builders (configuration, pod specs, the auth Secret,
+// port-shift allocation) are pure functions with golden-file tests; Engine applies them.
 //
-// This version does not provision BeeGFS yet. It says so in the Provisioned condition with
-// reason NotImplemented and a terminal result, instead of pretending to be Ready, so a user
-// learns at once to choose engine: local.
+// Provision runs, one step per visit until each is done (watches on the owned pods bring the
+// next visit): (a) a client-module check on every node - a node without the beegfs kernel
+// module fails the burst buffer at once, with a message that says what to install; (b) the
+// port shift and management address, recorded in status.beegfs before anything listens;
+// (c) the auth Secret; (d) mgmtd; (e) metadata and storage services; (f) a readiness task
+// (targets registered, online and good, as mgmtd sees them); (g) the root's striping;
+// (h) a client mount on every node. Teardown runs in reverse: clients (unmount), services,
+// target directories.
+//
+// Clients: a privileged pod per node mounts with the kernel client, rather than the BeeGFS CSI
+// driver. The CSI driver is a cluster-wide install of its own, and it ignores connPortShift in
+// its per-file-system client configuration (beegfs-csi-driver pkg/beegfs/config.go,
+// noEffectBeegfsConfOptions), which the per-burst-buffer port shift needs. The rest of the
+// engine does not depend on the choice: a CSI variant would replace the client step with a
+// PersistentVolume pointing at status.beegfs.managementAddress.
 package beegfs
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// Reasons of the Provisioned and ClientsMounted conditions set by this engine (besides the
+// API's ReasonProvisioning, ReasonProvisioned, ReasonClientModuleMissing, ReasonMounted).
+const (
+	ReasonModuleCheckFailed  = "ModuleCheckFailed"
+	ReasonPortsExhausted     = "PortShiftExhausted"
+	ReasonSecretConflict     = "SecretConflict"
+	ReasonServicesNotReady   = "ServicesNotReady"
+	ReasonStripingFailed     = "StripingFailed"
+	ReasonMounting           = "Mounting"
+	ReasonWaitingForServices = "WaitingForServices"
 )
 
 // Engine is the beegfs engine.
-type Engine struct{}
+type Engine struct {
+	Client client.Client
+	// Reader lists the other BurstBuffers when a port shift is allocated. The manager's API
+	// reader (uncached) keeps two burst buffers created at once from picking the same shift
+	// out of a stale cache. Nil: Client.
+	Reader client.Reader
+	// AgentImage runs the module check and the directory removal.
+	AgentImage string
+	// Rand and Now generate the auth Secret (tests replace them). Nil: crypto/rand, time.Now.
+	Rand io.Reader
+	Now  func() time.Time
+}
 
 var _ engine.Engine = Engine{}
 
-// Provision reports that BeeGFS provisioning is not implemented.
-func (Engine) Provision(context.Context, *v1alpha1.BurstBuffer, []string) (engine.Result, error) {
-	return engine.Result{
-		Reason:   v1alpha1.ReasonNotImplemented,
-		Message:  "this beeburst version does not provision BeeGFS yet (no services, no client mounts); create the burst buffer with spec.engine: local",
-		Terminal: true,
-	}, nil
+func (e Engine) instance(bb *v1alpha1.BurstBuffer, nodes []string) Instance {
+	in := Instance{BB: bb, Nodes: nodes, Images: ImagesFor(bb), AgentImage: e.AgentImage}
+	if st := bb.Status.BeeGFS; st != nil {
+		in.Shift = st.ConnPortShift
+		if h, _, err := net.SplitHostPort(st.ManagementAddress); err == nil {
+			in.MgmtdHost = h
+		}
+	}
+	return in
 }
 
-// Teardown has nothing to remove: Provision created nothing.
-func (Engine) Teardown(context.Context, *v1alpha1.BurstBuffer, []string) (bool, error) {
+// Provision does the next step that is not done and reports where it is.
+func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (engine.Result, error) {
+	res := engine.Result{Prepared: map[string]bool{}, Reason: v1alpha1.ReasonProvisioning}
+	if e.Client == nil {
+		return res, errors.New("the beegfs engine has no Kubernetes client (operator wiring)")
+	}
+	if len(nodes) == 0 {
+		return res, errors.New("the beegfs engine needs the burst buffer's nodes")
+	}
+	in := e.instance(bb, nodes)
+	place := PlacementFor(bb, nodes)
+
+	// (a) Kernel module first: without it nothing else is worth starting, and the user
+	// should learn it in seconds, not after services time out.
+	if done, err := e.checkModules(ctx, in, &res); err != nil || !done {
+		return res, err
+	}
+
+	// (b) Ports and address, recorded before anything listens. This visit ends here so that
+	// the status patch lands before the first service pod exists.
+	if bb.Status.BeeGFS == nil || bb.Status.BeeGFS.ManagementAddress == "" {
+		return res, e.allocate(ctx, in, &res)
+	}
+	p := in.Ports()
+
+	// (c) Connection authentication and mgmtd's TLS material.
+	if in.authOn() {
+		if ok, err := e.ensureSecret(ctx, in, &res); err != nil || !ok {
+			return res, err
+		}
+	}
+
+	// (d) mgmtd.
+	mg, err := e.ensurePod(ctx, in.MgmtdPod(place.Mgmtd))
+	if err != nil {
+		return res, err
+	}
+	if ready, detail := podReady(mg); !ready {
+		res.Message = fmt.Sprintf("starting the management service on %s (ports %d-%d): %s", place.Mgmtd, p.Storage, p.GRPC, detail)
+		return res, nil
+	}
+
+	// (e) Metadata and storage services.
+	var services []*corev1.Pod
+	for i, n := range place.Meta {
+		services = append(services, in.MetaPod(i, n))
+	}
+	for i, n := range place.Storage {
+		services = append(services, in.StoragePod(i, n))
+	}
+	var waiting []string
+	for _, want := range services {
+		pod, err := e.ensurePod(ctx, want)
+		if err != nil {
+			return res, err
+		}
+		if ready, detail := podReady(pod); !ready {
+			waiting = append(waiting, fmt.Sprintf("%s on %s: %s", want.Labels[nodetask.LabelComponent], want.Spec.NodeName, detail))
+		}
+	}
+	if len(waiting) > 0 {
+		res.Message = fmt.Sprintf("starting %d metadata and %d storage service(s); %d not ready: %s",
+			len(place.Meta), len(place.Storage), len(waiting), limitList(waiting, 8))
+		return res, nil
+	}
+
+	// (f) Registered and online, as mgmtd sees it.
+	if ok, err := e.runStep(ctx, bb, in.ReadyPod(), &res, ReasonServicesNotReady,
+		"services run; waiting until mgmtd lists every target online and good",
+		"not every target is online and good (retrying)"); err != nil || !ok {
+		return res, err
+	}
+	for _, n := range nodes {
+		res.Prepared[n] = false
+	}
+
+	// (g) Striping of the root, from spec.layout.
+	st := StripingFor(bb, len(nodes))
+	if ok, err := e.runStep(ctx, bb, in.StripePod(), &res, ReasonStripingFailed,
+		fmt.Sprintf("setting the root's stripe pattern: chunk size %s over %d target(s)", st.ChunkSize, st.NumTargets),
+		"setting the stripe pattern failed (retrying)"); err != nil || !ok {
+		return res, err
+	}
+
+	// (h) Mounts.
+	var notMounted []string
+	for i, n := range place.Clients {
+		pod, err := e.ensurePod(ctx, in.ClientPod(i, n))
+		if err != nil {
+			return res, err
+		}
+		ready, detail := podReady(pod)
+		res.Prepared[n] = ready
+		if !ready {
+			notMounted = append(notMounted, n+": "+detail)
+		}
+	}
+	if len(notMounted) > 0 {
+		msg := fmt.Sprintf("mounting at %s: %d of %d node(s) done; waiting: %s", MountPoint(bb), len(nodes)-len(notMounted), len(nodes), limitList(notMounted, 8))
+		setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, ReasonMounting, msg)
+		res.Message = msg
+		return res, nil
+	}
+	setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionTrue, v1alpha1.ReasonMounted,
+		fmt.Sprintf("mounted at %s on %d node(s)", MountPoint(bb), len(nodes)))
+	res.Ready = true
+	res.Reason = v1alpha1.ReasonProvisioned
+	res.Message = fmt.Sprintf("BeeGFS %s: mgmtd on %s (%s), %d metadata and %d storage target(s), striping %s x %d, mounted on %d node(s)",
+		Version, place.Mgmtd, in.ManagementAddress(), len(place.Meta), len(nodes)*TargetsPerNode(bb), st.ChunkSize, st.NumTargets, len(nodes))
+	res.Mount = &v1alpha1.MountStatus{Path: bb.Spec.Workload.MountPath, HostPath: MountPoint(bb)}
+	return res, nil
+}
+
+// checkModules runs the module check on every node; done when all passed.
+func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Result) (bool, error) {
+	var missing, broken []string
+	passed := 0
+	for i, n := range in.Nodes {
+		pod := in.ModuleCheckPod(i, n)
+		st, msg, err := engine.RunTask(ctx, e.Client, pod)
+		if err != nil {
+			return false, err
+		}
+		switch st {
+		case nodetask.Succeeded:
+			passed++
+		case nodetask.Failed:
+			if m := reportMessage(msg); strings.HasPrefix(m, ModuleMissingPrefix) {
+				missing = append(missing, n)
+			} else {
+				broken = append(broken, fmt.Sprintf("%s: %s", n, m))
+				// Not an answer about the module (image, deadline): ask again.
+				if err := e.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+					return false, err
+				}
+			}
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		sort.Strings(missing)
+		msg := fmt.Sprintf("the BeeGFS client kernel module is not loaded on %d of %d node(s): %s; install the BeeGFS 8 client (beegfs-client package / DKMS) on these nodes, or create the burst buffer with spec.engine: local",
+			len(missing), len(in.Nodes), strings.Join(missing, ", "))
+		setCondition(in.BB, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonClientModuleMissing, msg)
+		*res = engine.Result{Reason: v1alpha1.ReasonClientModuleMissing, Message: msg, Terminal: true, FailedNodes: missing, Prepared: res.Prepared}
+		return false, nil
+	case len(broken) > 0:
+		sort.Strings(broken)
+		res.Reason = ReasonModuleCheckFailed
+		res.Message = "could not check the BeeGFS client module (retrying): " + limitList(broken, 8)
+		return false, nil
+	case passed < len(in.Nodes):
+		res.Message = fmt.Sprintf("checking the BeeGFS client kernel module: %d of %d node(s) done", passed, len(in.Nodes))
+		setCondition(in.BB, v1alpha1.ConditionClientsMounted, metav1.ConditionUnknown, v1alpha1.ReasonPending, res.Message)
+		return false, nil
+	}
 	return true, nil
+}
+
+// allocate picks the port shift and records it with the management address in status.
+func (e Engine) allocate(ctx context.Context, in Instance, res *engine.Result) error {
+	bb := in.BB
+	place := PlacementFor(bb, in.Nodes)
+	var node corev1.Node
+	if err := e.Client.Get(ctx, client.ObjectKey{Name: place.Mgmtd}, &node); err != nil {
+		return fmt.Errorf("reading the management node %s: %w", place.Mgmtd, err)
+	}
+	host := NodeAddress(&node)
+
+	reader := e.Reader
+	if reader == nil {
+		reader = e.Client
+	}
+	var list v1alpha1.BurstBufferList
+	if err := reader.List(ctx, &list); err != nil {
+		return err
+	}
+	shift, err := AllocateShift(UsedShifts(bb, in.Nodes, list.Items))
+	if err != nil {
+		res.Reason, res.Message, res.Terminal = ReasonPortsExhausted, err.Error(), true
+		return nil
+	}
+	st := &v1alpha1.BeeGFSStatus{ConnPortShift: shift}
+	in.Shift, in.MgmtdHost = shift, host
+	st.ManagementAddress = in.ManagementAddress()
+	if in.authOn() {
+		st.AuthSecretName = SecretName(bb)
+	}
+	bb.Status.BeeGFS = st
+	p := in.Ports()
+	res.Message = fmt.Sprintf("allocated port shift %d (ports %d-%d); management service on %s", shift, p.Storage, p.GRPC, st.ManagementAddress)
+	return nil
+}
+
+// UsedShifts are the port shifts of the other beegfs burst buffers that share a node with
+// this one (by their status.nodes).
+func UsedShifts(bb *v1alpha1.BurstBuffer, nodes []string, all []v1alpha1.BurstBuffer) []int32 {
+	var used []int32
+	for _, o := range all {
+		if o.UID == bb.UID && o.Namespace == bb.Namespace && o.Name == bb.Name {
+			continue
+		}
+		if o.Status.BeeGFS == nil {
+			continue
+		}
+		var on []string
+		for _, n := range o.Status.Nodes {
+			on = append(on, n.Name)
+		}
+		if Shares(nodes, on) {
+			used = append(used, o.Status.BeeGFS.ConnPortShift)
+		}
+	}
+	sort.Slice(used, func(i, j int) bool { return used[i] < used[j] })
+	return used
+}
+
+// NodeAddress is the address other nodes reach a node's host network on: its InternalIP,
+// else ExternalIP, else its name (which may not resolve: clusters built here have no DNS for
+// node names).
+func NodeAddress(n *corev1.Node) string {
+	for _, t := range []corev1.NodeAddressType{corev1.NodeInternalIP, corev1.NodeExternalIP, corev1.NodeHostName} {
+		for _, a := range n.Status.Addresses {
+			if a.Type == t && a.Address != "" {
+				return a.Address
+			}
+		}
+	}
+	return n.Name
+}
+
+func (e Engine) ensureSecret(ctx context.Context, in Instance, res *engine.Result) (bool, error) {
+	var cur corev1.Secret
+	err := e.Client.Get(ctx, client.ObjectKey{Namespace: in.BB.Namespace, Name: SecretName(in.BB)}, &cur)
+	if err == nil {
+		if !metav1.IsControlledBy(&cur, in.BB) {
+			res.Reason, res.Terminal = ReasonSecretConflict, true
+			res.Message = fmt.Sprintf("Secret %s exists and does not belong to this burst buffer; delete or rename it", SecretName(in.BB))
+			return false, nil
+		}
+		return true, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	r, now := e.Rand, time.Now
+	if r == nil {
+		r = rand.Reader
+	}
+	if e.Now != nil {
+		now = e.Now
+	}
+	sec, err := NewSecret(in.BB, r, now(), in.MgmtdHost)
+	if err != nil {
+		return false, err
+	}
+	if err := e.Client.Create(ctx, sec); err != nil && !apierrors.IsAlreadyExists(err) {
+		return false, err
+	}
+	return true, nil
+}
+
+// ensurePod creates a long-running pod unless it exists and returns what the API has. Pods
+// are immutable: an existing pod is read, not re-applied.
+func (e Engine) ensurePod(ctx context.Context, want *corev1.Pod) (*corev1.Pod, error) {
+	var cur corev1.Pod
+	err := e.Client.Get(ctx, client.ObjectKeyFromObject(want), &cur)
+	if apierrors.IsNotFound(err) {
+		if err := e.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+		return want, nil
+	}
+	return &cur, err
+}
+
+const prevMark = "(previous attempt: "
+
+// runStep runs a one-shot CLI task: done when it succeeded; a failed one is reported and
+// deleted, so that the next visit (brought by the deletion) tries again.
+func (e Engine) runStep(ctx context.Context, bb *v1alpha1.BurstBuffer, pod *corev1.Pod, res *engine.Result, failReason, runningMsg, failMsg string) (bool, error) {
+	st, msg, err := engine.RunTask(ctx, e.Client, pod)
+	if err != nil {
+		return false, err
+	}
+	switch st {
+	case nodetask.Succeeded:
+		return true, nil
+	case nodetask.Failed:
+		res.Reason = failReason
+		res.Message = fmt.Sprintf("%s: %s", failMsg, oneLine(msg))
+		if err := e.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+			return false, err
+		}
+	default:
+		res.Message = runningMsg
+		// The failed attempt's pod is gone; keep what it found in view until this one ends.
+		if c := meta.FindStatusCondition(bb.Status.Conditions, v1alpha1.ConditionProvisioned); c != nil && c.Reason == failReason {
+			found := strings.TrimPrefix(c.Message, failMsg+": ")
+			if i := strings.LastIndex(found, prevMark); i >= 0 {
+				found = strings.TrimSuffix(found[i+len(prevMark):], ")")
+			}
+			res.Message = fmt.Sprintf("%s %s%s)", runningMsg, prevMark, found)
+			res.Reason = failReason
+		}
+	}
+	return false, nil
+}
+
+// Teardown: clients (their pods unmount on SIGTERM) -> services -> target directories. Each
+// stage waits until the pods of the previous one are gone, not merely deleted: an unmount that
+// has not happened yet must not meet stopped services.
+func (e Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (bool, error) {
+	if e.Client == nil {
+		return false, errors.New("the beegfs engine has no Kubernetes client (operator wiring)")
+	}
+	in := e.instance(bb, nodes)
+	place := PlacementFor(bb, nodes)
+	var clients, services []string
+	for i := range place.Clients {
+		clients = append(clients, nodetask.Name(bb, ComponentClient, i))
+	}
+	services = append(services, nodetask.Name(bb, ComponentMgmtd, 0))
+	for i := range place.Meta {
+		services = append(services, nodetask.Name(bb, ComponentMeta, i))
+	}
+	for i := range place.Storage {
+		services = append(services, nodetask.Name(bb, ComponentStorage, i))
+	}
+	for _, stage := range [][]string{clients, services} {
+		gone, err := e.deletePods(ctx, bb.Namespace, stage)
+		if err != nil || !gone {
+			return false, err
+		}
+	}
+	// Nothing was allocated, so nothing was written on the nodes (the module check failed, or
+	// the burst buffer went before it passed): no directories to remove.
+	if bb.Status.BeeGFS == nil {
+		return true, nil
+	}
+	done := 0
+	for i, n := range nodes {
+		pod := in.CleanPod(i, n)
+		st, msg, err := engine.RunTask(ctx, e.Client, pod)
+		if err != nil {
+			return false, err
+		}
+		switch st {
+		case nodetask.Succeeded:
+			done++
+		case nodetask.Failed:
+			if err := e.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+				return false, err
+			}
+			return false, fmt.Errorf("removing %s on node %s failed: %s", nodetask.DataDir(bb), n, msg)
+		}
+	}
+	return done == len(nodes), nil
+}
+
+// deletePods deletes the named pods; true when none is left.
+func (e Engine) deletePods(ctx context.Context, namespace string, names []string) (bool, error) {
+	left := 0
+	for _, name := range names {
+		var pod corev1.Pod
+		err := e.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &pod)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		left++
+		if pod.DeletionTimestamp.IsZero() {
+			if err := e.Client.Delete(ctx, &pod); client.IgnoreNotFound(err) != nil {
+				return false, err
+			}
+		}
+	}
+	return left == 0, nil
+}
+
+// podReady says whether a long-running pod is Ready, and if not, why, in a few words (the
+// per-node detail of the Provisioned message).
+func podReady(p *corev1.Pod) (bool, string) {
+	if !p.DeletionTimestamp.IsZero() {
+		return false, "terminating"
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return true, "ready"
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			d := w.Reason
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				d += fmt.Sprintf(" (last exit %d: %s)", t.ExitCode, oneLine(t.Message))
+			}
+			return false, d
+		}
+		if t := cs.State.Terminated; t != nil {
+			return false, fmt.Sprintf("exited %d: %s", t.ExitCode, oneLine(t.Message))
+		}
+	}
+	switch {
+	case p.Status.Phase == "":
+		return false, "created"
+	case p.Status.Phase == corev1.PodRunning:
+		return false, "running, not ready yet"
+	case p.Status.Reason != "":
+		return false, fmt.Sprintf("%s: %s", p.Status.Phase, p.Status.Reason)
+	}
+	return false, string(p.Status.Phase)
+}
+
+// reportMessage extracts the message of an agent Report (the termination message is the
+// compact Report JSON); anything else is returned as it is.
+func reportMessage(msg string) string {
+	var r struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal([]byte(msg), &r) == nil && r.Message != "" {
+		return r.Message
+	}
+	return oneLine(msg)
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 400 {
+		s = s[:400] + "..."
+	}
+	return s
+}
+
+func limitList(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, "; ")
+	}
+	return strings.Join(items[:n], "; ") + fmt.Sprintf("; and %d more", len(items)-n)
+}
+
+func setCondition(bb *v1alpha1.BurstBuffer, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&bb.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: bb.Generation,
+	})
 }

@@ -547,3 +547,32 @@ func TestFormat(t *testing.T) {
 		t.Errorf("bits: %q", got)
 	}
 }
+
+func TestSweepToleranceForMeasuredLimits(t *testing.T) {
+	h := Hardware{Local: true, Clients: Clients{Nodes: 2, ProcessesPerNode: 1}, Servers: []ServerNode{
+		{Name: "a", Devices: 1, DeviceWrite: Bytes(150.4e6), DeviceRead: Bytes(300e6)},
+		{Name: "b", Devices: 1, DeviceWrite: Bytes(150.9e6), DeviceRead: Bytes(300e6)},
+	}}
+	lim, err := Compute(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Measured on the testbed: 301.483 MB/s against a measured 301.3 MB/s limit.
+	pts := []Point{{Nodes: 2, ProcessesPerNode: 4, Operation: Write, BytesPerSecond: 301.483e6}}
+	strict, err := AnalyzeSweep(h, lim, pts, SweepOptions{})
+	if err != nil || !strict.Write.ExceedsLimit {
+		t.Fatalf("without tolerance a figure above the limit must be flagged: %+v %v", strict.Write, err)
+	}
+	tol, err := AnalyzeSweep(h, lim, pts, SweepOptions{Tolerance: 0.05})
+	if err != nil || tol.Write.ExceedsLimit {
+		t.Fatalf("0.06%% above a measured limit is noise: %+v %v", tol.Write, err)
+	}
+	// Caching is still caught: 2 GB/s from 300 MB/s of devices.
+	cached, _ := AnalyzeSweep(h, lim, []Point{{Nodes: 2, ProcessesPerNode: 4, Operation: Write, BytesPerSecond: 2e9}}, SweepOptions{Tolerance: 0.05})
+	if !cached.Write.ExceedsLimit {
+		t.Fatal("a figure far above the limit must be flagged")
+	}
+	if _, err := AnalyzeSweep(h, lim, pts, SweepOptions{Tolerance: -0.1}); err == nil {
+		t.Fatal("a negative tolerance is invalid")
+	}
+}

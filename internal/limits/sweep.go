@@ -105,6 +105,11 @@ type SweepOptions struct {
 	MinEfficiency float64
 	// PlateauShare is the share of B that counts as the plateau; 0 means 0.95.
 	PlateauShare float64
+	// Tolerance is the share by which a point may exceed its limit before it counts as
+	// ExceedsLimit. 0 for documented (stage-1) limits, which no honest measurement passes.
+	// A limit that was itself measured (stage 2) carries that measurement's noise: a sweep
+	// point 0.1% above it is noise, not caching, so the operator passes 0.05 there.
+	Tolerance float64
 }
 
 // Sweep is the analysis of a whole sweep.
@@ -137,6 +142,9 @@ func AnalyzeSweep(h Hardware, lim Limits, points []Point, opt SweepOptions) (Swe
 	if !(share > 0 && share <= 1) {
 		return Sweep{}, fmt.Errorf("sweep: plateau share must be in (0, 1], not %g", share)
 	}
+	if !(finiteNonNegative(opt.Tolerance)) || opt.Tolerance >= 1 {
+		return Sweep{}, fmt.Errorf("sweep: tolerance must be in [0, 1), not %g", opt.Tolerance)
+	}
 	if !(finiteNonNegative(opt.MinEfficiency)) {
 		return Sweep{}, fmt.Errorf("sweep: minimum efficiency must not be negative, not %g", opt.MinEfficiency)
 	}
@@ -160,7 +168,7 @@ func AnalyzeSweep(h Hardware, lim Limits, points []Point, opt SweepOptions) (Swe
 		if len(pts) == 0 {
 			continue
 		}
-		res, ws := analyzeOp(h, lim.For(op), op, pts, share, opt.MinEfficiency)
+		res, ws := analyzeOp(h, lim.For(op), op, pts, share, opt.MinEfficiency, opt.Tolerance)
 		if op == Write {
 			out.Write = res
 		} else {
@@ -171,7 +179,7 @@ func AnalyzeSweep(h Hardware, lim Limits, points []Point, opt SweepOptions) (Swe
 	return out, nil
 }
 
-func analyzeOp(h Hardware, ol OperationLimit, op Operation, pts []Point, share, minEff float64) (*SweepResult, []Warning) {
+func analyzeOp(h Hardware, ol OperationLimit, op Operation, pts []Point, share, minEff, tolerance float64) (*SweepResult, []Warning) {
 	var ws []Warning
 	// Best: the highest B; ties go to fewer processes, then fewer nodes.
 	best := pts[0]
@@ -218,7 +226,7 @@ func analyzeOp(h Hardware, ol OperationLimit, op Operation, pts []Point, share, 
 	var over []string
 	for _, p := range pts {
 		pl, why := pointLimit(h, ol, p.Nodes)
-		if pl.Known() && p.BytesPerSecond > pl.v*(1+1e-9) {
+		if pl.Known() && p.BytesPerSecond > pl.v*(1+tolerance+1e-9) {
 			res.ExceedsLimit = true
 			over = append(over, fmt.Sprintf("%d x %d: %s > %s (%s)", p.Nodes, p.ProcessesPerNode,
 				FormatBytesPerSecond(p.BytesPerSecond), pl, why))

@@ -1,0 +1,302 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/beegfs"
+)
+
+// The beegfs engine's specs. There is no kubelet: the specs play it - task pods end with a
+// termination message (finishPod), long-running pods become Ready (runPod), and deleted pods
+// of a node go away when the "kubelet" confirms (forceGone).
+
+func beegfsBB(ns, name string, nodes int32) *v1alpha1.BurstBuffer {
+	bb := localBB(ns, name, nodes)
+	bb.Spec.Engine = v1alpha1.EngineBeeGFS
+	return bb
+}
+
+// makeBeeGFSNode registers a Ready node with an InternalIP (the address services use).
+// Documented hardware figures let stage 1 compute limits (a shared file system has a network
+// term), so that the burst buffer can become Ready with validation profile none.
+func makeBeeGFSNode(ctx context.Context, name, ip string, labels map[string]string) {
+	labels[v1alpha1.LabelLinkRateBitsPerSecond] = "10G"
+	labels[v1alpha1.LabelDiskWriteBytesPerSecond] = "1G"
+	labels[v1alpha1.LabelDiskReadBytesPerSecond] = "2G"
+	makeNode(ctx, name, labels)
+	n := &corev1.Node{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, n)).To(Succeed())
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}}
+	Expect(k8s.Status().Update(ctx, n)).To(Succeed())
+}
+
+// runPod plays the kubelet for a long-running pod: running and Ready.
+func runPod(ctx context.Context, ns, name string) {
+	pod := &corev1.Pod{}
+	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: nowMeta()}}
+	Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+}
+
+func podExists(ctx context.Context, ns, name string) func() bool {
+	return func() bool {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Pod{}) == nil
+	}
+}
+
+func deleting(ctx context.Context, ns, name string) func() bool {
+	return func() bool {
+		pod := &corev1.Pod{}
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) == nil && !pod.DeletionTimestamp.IsZero()
+	}
+}
+
+// forceGone plays the kubelet confirming that a deleted pod stopped.
+func forceGone(ctx context.Context, ns, name string) {
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = ns, name
+	Expect(client.IgnoreNotFound(k8s.Delete(ctx, pod, client.GracePeriodSeconds(0)))).To(Succeed())
+	Eventually(podExists(ctx, ns, name), timeout).Should(BeFalse())
+}
+
+func beegfsStatus(ctx context.Context, bb *v1alpha1.BurstBuffer) func() *v1alpha1.BeeGFSStatus {
+	return func() *v1alpha1.BeeGFSStatus {
+		cur := &v1alpha1.BurstBuffer{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), cur); err != nil {
+			return nil
+		}
+		return cur.Status.BeeGFS
+	}
+}
+
+func passModuleCheck(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes int) {
+	for i := range nodes {
+		finishPod(ctx, bb.Namespace, fmt.Sprintf("%s-modcheck-%d", bb.Name, i), corev1.PodSucceeded, `{"command":"check-module","phase":"succeeded"}`)
+	}
+}
+
+// tearDown deletes a burst buffer and plays the kubelet until it is gone: deleted pods stop,
+// directory removal succeeds.
+func tearDown(ctx context.Context, bb *v1alpha1.BurstBuffer) {
+	Expect(k8s.Delete(ctx, bb)).To(Succeed())
+	Eventually(func(g Gomega) {
+		var pods corev1.PodList
+		g.Expect(k8s.List(ctx, &pods, client.InNamespace(bb.Namespace))).To(Succeed())
+		for _, p := range pods.Items {
+			switch {
+			case !p.DeletionTimestamp.IsZero():
+				_ = k8s.Delete(ctx, &p, client.GracePeriodSeconds(0))
+			case strings.HasPrefix(p.Name, bb.Name+"-clean-") && p.Status.Phase == corev1.PodPending:
+				finishPod(ctx, p.Namespace, p.Name, corev1.PodSucceeded, "")
+			}
+		}
+		g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))).To(BeTrue())
+	}, timeout).Should(Succeed())
+}
+
+var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+		makeBeeGFSNode(ctx, ns+"-a", "10.9.0.1", map[string]string{"pool": ns})
+		makeBeeGFSNode(ctx, ns+"-b", "10.9.0.2", map[string]string{"pool": ns})
+	})
+
+	It("renders owned objects step by step, follows simulated readiness to Ready, and tears down in reverse order", func() {
+		bb := beegfsBB(ns, "bgfs", 2)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+
+		// (a) The module check comes first, one unprivileged agent pod per node.
+		for i, node := range []string{ns + "-a", ns + "-b"} {
+			pod := &corev1.Pod{}
+			Eventually(func() error {
+				return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("bgfs-modcheck-%d", i)}, pod)
+			}, timeout).Should(Succeed())
+			Expect(pod.Spec.NodeName).To(Equal(node))
+			Expect(pod.Spec.Containers[0].Args).To(ContainElements("check-module", "beegfs"))
+			Expect(pod.OwnerReferences[0].Kind).To(Equal("BurstBuffer"))
+		}
+		Consistently(podExists(ctx, ns, "bgfs-mgmtd-0"), "1s").Should(BeFalse(), "nothing may start before the module check passed")
+		Expect(get(ctx, bb).Status.BeeGFS).To(BeNil())
+		passModuleCheck(ctx, bb, 2)
+
+		// (b) Port shift and address, recorded; (c) the auth Secret, owned.
+		Eventually(beegfsStatus(ctx, bb), timeout).Should(Equal(&v1alpha1.BeeGFSStatus{
+			ConnPortShift: beegfs.ShiftStart, ManagementAddress: "10.9.0.1:18010", AuthSecretName: "bgfs-beegfs-auth",
+		}))
+		sec := &corev1.Secret{}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bgfs-beegfs-auth"}, sec) }, timeout).Should(Succeed())
+		Expect(sec.Data).To(HaveKey(beegfs.KeyConnAuth))
+		Expect(sec.Data).To(HaveKey(beegfs.KeyTLSCert))
+		Expect(sec.Data).To(HaveKey(beegfs.KeyTLSKey))
+		Expect(metav1.IsControlledBy(sec, get(ctx, bb))).To(BeTrue())
+
+		// (d) mgmtd on the first node, host network, shifted ports, owned.
+		mg := &corev1.Pod{}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bgfs-mgmtd-0"}, mg) }, timeout).Should(Succeed())
+		Expect(mg.Spec.NodeName).To(Equal(ns + "-a"))
+		Expect(mg.Spec.HostNetwork).To(BeTrue())
+		Expect(mg.Spec.Containers[0].Args).To(ContainElements("--beemsg-port=18008", "--grpc-port=18010", "--auth-file=/etc/beeburst/auth/conn.auth"))
+		Expect(metav1.IsControlledBy(mg, get(ctx, bb))).To(BeTrue())
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(And(
+			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProvisioning),
+			WithTransform(func(c *metav1.Condition) string { return c.Message }, ContainSubstring("management service"))))
+		Expect(podExists(ctx, ns, "bgfs-meta-0")()).To(BeFalse())
+		runPod(ctx, ns, "bgfs-mgmtd-0")
+
+		// (e) Metadata on the first node, storage on both.
+		for _, name := range []string{"bgfs-meta-0", "bgfs-storage-0", "bgfs-storage-1"} {
+			Eventually(podExists(ctx, ns, name), timeout).Should(BeTrue(), name)
+		}
+		Expect(podExists(ctx, ns, "bgfs-meta-1")()).To(BeFalse())
+		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).
+			Should(ContainSubstring("storage on " + ns + "-b"))
+		for _, name := range []string{"bgfs-meta-0", "bgfs-storage-0", "bgfs-storage-1"} {
+			runPod(ctx, ns, name)
+		}
+
+		// (f) Readiness through mgmtd; a failed check is retried with a fresh pod.
+		finishPod(ctx, ns, "bgfs-ready-0", corev1.PodFailed, "not ready: 1 of 1 metadata and 1 of 2 storage targets online and good")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, beegfs.ReasonServicesNotReady))
+		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).
+			Should(ContainSubstring("1 of 2 storage targets"), "what the failed check found stays in view")
+		Eventually(func() corev1.PodPhase {
+			pod := &corev1.Pod{}
+			_ = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bgfs-ready-0"}, pod)
+			return pod.Status.Phase
+		}, timeout).Should(Equal(corev1.PodPending), "a fresh readiness pod")
+		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).
+			Should(MatchRegexp(`^services run; .* \(previous attempt: not ready: 1 of 1 metadata and 1 of 2 storage targets online and good\)$`))
+		finishPod(ctx, ns, "bgfs-ready-0", corev1.PodSucceeded, "ready: 1 of 1 metadata and 2 of 2 storage targets online and good")
+
+		// (g) Striping from spec.layout (defaults: 512ki over min(4, 2 targets)).
+		stripe := &corev1.Pod{}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bgfs-stripe-0"}, stripe) }, timeout).Should(Succeed())
+		Expect(stripe.Spec.Containers[0].Command[2]).To(ContainSubstring("entry set --chunk-size=512ki --num-targets=2 /"))
+		Expect(podExists(ctx, ns, "bgfs-client-0")()).To(BeFalse())
+		finishPod(ctx, ns, "bgfs-stripe-0", corev1.PodSucceeded, "")
+
+		// (h) A privileged client pod per node; Ready when every node mounted.
+		for i := range 2 {
+			name := fmt.Sprintf("bgfs-client-%d", i)
+			pod := &corev1.Pod{}
+			Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
+			Expect(*pod.Spec.Containers[0].SecurityContext.Privileged).To(BeTrue())
+		}
+		Eventually(condition(ctx, bb, v1alpha1.ConditionClientsMounted), timeout).Should(haveStatus(metav1.ConditionFalse, beegfs.ReasonMounting))
+		runPod(ctx, ns, "bgfs-client-0")
+		runPod(ctx, ns, "bgfs-client-1")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonProvisioned))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReady))
+		cur := get(ctx, bb)
+		Expect(cur.Status.Phase).To(Equal(v1alpha1.PhaseReady))
+		Expect(cur.Status.Mount.HostPath).To(Equal("/run/beeburst/" + ns + ".bgfs"))
+		Expect(meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionClientsMounted).Status).To(Equal(metav1.ConditionTrue))
+		for _, n := range cur.Status.Nodes {
+			Expect(n.Prepared).To(BeTrue(), n.Name)
+		}
+
+		// Teardown: clients first; services only once the clients are gone; then directories.
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		Eventually(deleting(ctx, ns, "bgfs-client-0"), timeout).Should(BeTrue())
+		Eventually(deleting(ctx, ns, "bgfs-client-1"), timeout).Should(BeTrue())
+		Consistently(deleting(ctx, ns, "bgfs-mgmtd-0"), "1s").Should(BeFalse(), "services stay until every client unmounted")
+		forceGone(ctx, ns, "bgfs-client-0")
+		forceGone(ctx, ns, "bgfs-client-1")
+		for _, name := range []string{"bgfs-mgmtd-0", "bgfs-meta-0", "bgfs-storage-0", "bgfs-storage-1"} {
+			Eventually(deleting(ctx, ns, name), timeout).Should(BeTrue(), name)
+		}
+		Consistently(podExists(ctx, ns, "bgfs-clean-0"), "1s").Should(BeFalse(), "targets stay until every service stopped")
+		for _, name := range []string{"bgfs-mgmtd-0", "bgfs-meta-0", "bgfs-storage-0", "bgfs-storage-1"} {
+			forceGone(ctx, ns, name)
+		}
+		for i := range 2 {
+			clean := &corev1.Pod{}
+			name := fmt.Sprintf("bgfs-clean-%d", i)
+			Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, clean) }, timeout).Should(Succeed())
+			Expect(clean.Spec.Containers[0].Args).To(ContainElements("dir", "remove", "/host/storage/beeburst/"+ns+".bgfs"))
+			finishPod(ctx, ns, name, corev1.PodSucceeded, "")
+		}
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}, timeout).Should(BeTrue())
+	})
+
+	It("fails fast with ClientModuleMissing naming the nodes, records an event, and cleans up", func() {
+		bb := beegfsBB(ns, "nomod", 2)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "nomod-modcheck-0", corev1.PodSucceeded, `{"phase":"succeeded"}`)
+		finishPod(ctx, ns, "nomod-modcheck-1", corev1.PodFailed,
+			`{"command":"check-module","phase":"failed","message":"kernel module missing: the beegfs kernel module is not loaded on node `+ns+`-b"}`)
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonClientModuleMissing))
+		msg := condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message
+		Expect(msg).To(ContainSubstring(ns + "-b"))
+		Expect(msg).NotTo(ContainSubstring(ns + "-a,"))
+		Expect(msg).To(ContainSubstring("beegfs-client"))
+		Expect(msg).To(ContainSubstring("spec.engine: local"))
+		Expect(condition(ctx, bb, v1alpha1.ConditionClientsMounted)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonClientModuleMissing))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		Expect(get(ctx, bb).Status.BeeGFS).To(BeNil(), "nothing allocated")
+		Expect(podExists(ctx, ns, "nomod-mgmtd-0")()).To(BeFalse())
+		Eventually(func(g Gomega) {
+			var evs eventsv1.EventList
+			g.Expect(k8s.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+			found := false
+			for _, e := range evs.Items {
+				if e.Reason == v1alpha1.ReasonClientModuleMissing && e.Type == corev1.EventTypeWarning && e.Regarding.Name == "nomod" {
+					found = true
+				}
+			}
+			g.Expect(found).To(BeTrue())
+		}, timeout).Should(Succeed())
+
+		// Nothing was written on the nodes: deletion needs no directory removal.
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}, timeout).Should(BeTrue())
+		Expect(podExists(ctx, ns, "nomod-clean-0")()).To(BeFalse())
+	})
+
+	It("gives two burst buffers on the same nodes different port shifts", func() {
+		first := beegfsBB(ns, "first", 2)
+		Expect(k8s.Create(ctx, first)).To(Succeed())
+		passModuleCheck(ctx, first, 2)
+		Eventually(beegfsStatus(ctx, first), timeout).ShouldNot(BeNil())
+
+		second := beegfsBB(ns, "second", 2)
+		Expect(k8s.Create(ctx, second)).To(Succeed())
+		passModuleCheck(ctx, second, 2)
+		Eventually(beegfsStatus(ctx, second), timeout).ShouldNot(BeNil())
+
+		a, b := beegfsStatus(ctx, first)(), beegfsStatus(ctx, second)()
+		Expect(a.ConnPortShift).NotTo(Equal(b.ConnPortShift))
+		Expect([]int32{a.ConnPortShift, b.ConnPortShift}).To(ConsistOf(int32(beegfs.ShiftStart), int32(beegfs.ShiftStart+beegfs.ShiftStep)))
+		Expect(a.ManagementAddress).NotTo(Equal(b.ManagementAddress))
+		for _, bb := range []*v1alpha1.BurstBuffer{first, second} {
+			mg := &corev1.Pod{}
+			Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: bb.Name + "-mgmtd-0"}, mg) }, timeout).Should(Succeed())
+			Expect(mg.Spec.Containers[0].Ports[0].HostPort).To(Equal(beegfs.BaseMgmtdPort + beegfsStatus(ctx, bb)().ConnPortShift))
+		}
+		tearDown(ctx, first)
+		tearDown(ctx, second)
+	})
+})

@@ -1,0 +1,402 @@
+package beegfs
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// golden compares rendered text with testdata/NAME (go test -update rewrites it).
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; run go test ./internal/beegfs -update and review the diff.\ngot:\n%s", path, got)
+	}
+}
+
+func toYAML(t *testing.T, objs ...any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	for _, o := range objs {
+		y, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	return b.Bytes()
+}
+
+func nodeNames(n int) []string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = fmt.Sprintf("worker-%02d", i+1)
+	}
+	return s
+}
+
+// testInstance is a burst buffer over n nodes with a layout that grows with n.
+func testInstance(n int) Instance {
+	bb := &v1alpha1.BurstBuffer{
+		ObjectMeta: metav1.ObjectMeta{Name: "scratch", Namespace: "hpc", UID: types.UID("1234"), Generation: 1},
+		Spec: v1alpha1.BurstBufferSpec{
+			Engine:   v1alpha1.EngineBeeGFS,
+			Nodes:    v1alpha1.NodesSpec{Count: int32(n)},
+			Storage:  v1alpha1.StorageSpec{Path: "/mnt/nvme"},
+			Workload: v1alpha1.WorkloadSpec{MountPath: "/mnt/beeburst"},
+			Layout:   v1alpha1.LayoutSpec{MetadataServers: 1, StorageTargetsPerNode: 1},
+		},
+	}
+	switch n {
+	case 2:
+		bb.Spec.Layout.MetadataServers = 2
+	case 4:
+		bb.Spec.Layout.MetadataServers = 2
+		bb.Spec.Layout.StorageTargetsPerNode = 2
+		bb.Spec.Layout.ChunkSize = ptr(resource.MustParse("1Mi"))
+	case 16:
+		bb.Spec.Layout.MetadataServers = 4
+		bb.Spec.Layout.StripeWidth = ptr(int32(8))
+		bb.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{Interfaces: []string{"ib0", "eth0"}}
+	}
+	shift, _ := AllocateShift(nil)
+	return Instance{BB: bb, Nodes: nodeNames(n), Shift: shift, MgmtdHost: "10.0.0.1", Images: ImagesFor(bb), AgentImage: "beeburst/agent:dev"}
+}
+
+// allPods is every pod the engine renders for an instance.
+func allPods(in Instance) []*corev1.Pod {
+	place := PlacementFor(in.BB, in.Nodes)
+	var pods []*corev1.Pod
+	for i, n := range in.Nodes {
+		pods = append(pods, in.ModuleCheckPod(i, n))
+	}
+	pods = append(pods, in.MgmtdPod(place.Mgmtd))
+	for i, n := range place.Meta {
+		pods = append(pods, in.MetaPod(i, n))
+	}
+	for i, n := range place.Storage {
+		pods = append(pods, in.StoragePod(i, n))
+	}
+	pods = append(pods, in.ReadyPod(), in.StripePod())
+	for i, n := range place.Clients {
+		pods = append(pods, in.ClientPod(i, n))
+	}
+	for i, n := range in.Nodes {
+		pods = append(pods, in.CleanPod(i, n))
+	}
+	return pods
+}
+
+// layoutSummary is the part of every pod that differs with the layout: where it runs, what
+// it runs with, which ports it holds. The full specs are in pods-2nodes.yaml.
+type podSummary struct {
+	Name    string            `json:"name"`
+	Node    string            `json:"node"`
+	Image   string            `json:"image"`
+	Args    []string          `json:"args,omitempty"`
+	Setup   map[string]string `json:"setup,omitempty"`
+	Ports   []string          `json:"ports,omitempty"`
+	Volumes []string          `json:"volumes,omitempty"`
+}
+
+func summarise(pods []*corev1.Pod) []podSummary {
+	var out []podSummary
+	for _, p := range pods {
+		c := p.Spec.Containers[0]
+		s := podSummary{Name: p.Name, Node: p.Spec.NodeName, Image: c.Image, Args: c.Args}
+		for _, e := range c.Env {
+			if strings.HasPrefix(e.Name, "beegfs_setup_") {
+				if s.Setup == nil {
+					s.Setup = map[string]string{}
+				}
+				s.Setup[e.Name] = e.Value
+			}
+		}
+		for _, port := range c.Ports {
+			s.Ports = append(s.Ports, fmt.Sprintf("%d/%s", port.HostPort, port.Protocol))
+		}
+		for _, m := range c.VolumeMounts {
+			s.Volumes = append(s.Volumes, m.MountPath)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestLayoutGolden(t *testing.T) {
+	for _, n := range []int{1, 2, 4, 16} {
+		in := testInstance(n)
+		doc := map[string]any{
+			"placement":         PlacementFor(in.BB, in.Nodes),
+			"ports":             in.Ports(),
+			"managementAddress": in.ManagementAddress(),
+			"striping":          StripingFor(in.BB, n),
+			"mountPoint":        MountPoint(in.BB),
+			"clientConf":        in.ClientConf(),
+			"pods":              summarise(allPods(in)),
+		}
+		golden(t, fmt.Sprintf("layout-%dnodes.yaml", n), toYAML(t, doc))
+	}
+}
+
+func TestPodsGolden(t *testing.T) {
+	in := testInstance(2)
+	objs := []any{}
+	for _, p := range allPods(in) {
+		objs = append(objs, p)
+	}
+	golden(t, "pods-2nodes.yaml", toYAML(t, objs...))
+	golden(t, "ready.sh", []byte(in.ReadyScript(240)))
+	golden(t, "stripe.sh", []byte(in.StripeScript()))
+	golden(t, "client.sh", []byte(ClientScript))
+}
+
+func TestAuthDisabledGolden(t *testing.T) {
+	in := testInstance(1)
+	in.BB.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{AuthenticationDisabled: true}
+	golden(t, "auth-disabled.yaml", toYAML(t, map[string]any{
+		"mgmtd": in.MgmtdArgs(), "meta": in.MetaArgs(), "storage": in.StorageArgs(), "clientConf": in.ClientConf(),
+		"stripe": in.StripeScript(), "clientVolumes": in.ClientPod(0, "worker-01").Spec.Volumes,
+	}))
+}
+
+func TestSecretGolden(t *testing.T) {
+	in := testInstance(1)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	sec, err := NewSecret(in.BB, rand.Reader, now, "10.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Key material is random: the golden file shows its shape, the checks below its content.
+	redacted := sec.DeepCopy()
+	redacted.Data = nil
+	redacted.StringData = map[string]string{
+		KeyConnAuth: fmt.Sprintf("<%d random printable bytes>", len(sec.Data[KeyConnAuth])),
+		KeyTLSCert:  "<PEM: self-signed ECDSA P-256 CA certificate for mgmtd>",
+		KeyTLSKey:   "<PEM: PKCS#8 private key>",
+	}
+	golden(t, "secret.yaml", toYAML(t, redacted))
+
+	if len(sec.Data[KeyConnAuth]) != 64 {
+		t.Errorf("conn.auth has %d bytes, want 64 printable", len(sec.Data[KeyConnAuth]))
+	}
+	block, _ := pem.Decode(sec.Data[KeyTLSCert])
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cert.IsCA || cert.NotAfter.Sub(now) < 300*24*time.Hour || !cert.NotBefore.Before(now) {
+		t.Errorf("certificate: CA %v, valid %v - %v", cert.IsCA, cert.NotBefore, cert.NotAfter)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	for _, host := range []string{"10.0.0.1", "127.0.0.1", "localhost"} {
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, DNSName: host, CurrentTime: now}); err != nil {
+			t.Errorf("the CLI could not verify mgmtd as %s: %v", host, err)
+		}
+	}
+	kb, _ := pem.Decode(sec.Data[KeyTLSKey])
+	key, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !key.(*ecdsa.PrivateKey).PublicKey.Equal(cert.PublicKey) {
+		t.Error("key and certificate do not match")
+	}
+	other, _ := NewSecret(in.BB, rand.Reader, now, "10.0.0.1")
+	if bytes.Equal(other.Data[KeyConnAuth], sec.Data[KeyConnAuth]) {
+		t.Error("two secrets must differ")
+	}
+	if sec.OwnerReferences[0].UID != "1234" || !*sec.OwnerReferences[0].Controller {
+		t.Error("the Secret must be owned by the burst buffer")
+	}
+	if host, err := NewSecret(in.BB, rand.Reader, now, "mgmt.example"); err != nil {
+		t.Fatal(err)
+	} else if b, _ := pem.Decode(host.Data[KeyTLSCert]); b == nil {
+		t.Fatal("no certificate")
+	} else if c, _ := x509.ParseCertificate(b.Bytes); c.VerifyHostname("mgmt.example") != nil {
+		t.Error("a host name must be in the certificate's DNS names")
+	}
+}
+
+func TestAllocateShift(t *testing.T) {
+	for _, tc := range []struct {
+		used []int32
+		want int32
+	}{
+		{nil, ShiftStart},
+		{[]int32{ShiftStart}, ShiftStart + ShiftStep},
+		{[]int32{ShiftStart + ShiftStep}, ShiftStart},
+		{[]int32{ShiftStart, ShiftStart + 2*ShiftStep, ShiftStart + ShiftStep}, ShiftStart + 3*ShiftStep},
+	} {
+		if got, err := AllocateShift(tc.used); err != nil || got != tc.want {
+			t.Errorf("AllocateShift(%v) = %d, %v; want %d", tc.used, got, err, tc.want)
+		}
+	}
+	var all []int32
+	for s := int32(ShiftStart); s <= ShiftMax; s += ShiftStep {
+		all = append(all, s)
+	}
+	if _, err := AllocateShift(all); err == nil {
+		t.Error("no shift is left: want an error")
+	}
+	if p := PortsFor(ShiftMax); p.GRPC >= 30000 {
+		t.Errorf("the last shift reaches port %d, in the NodePort range", p.GRPC)
+	}
+	// Neighbouring shifts never share a port.
+	a, b := PortsFor(ShiftStart), PortsFor(ShiftStart+ShiftStep)
+	if a.GRPC >= b.Storage {
+		t.Errorf("shifts overlap: %v and %v", a, b)
+	}
+}
+
+func TestUsedShiftsOnlyCountsSharedNodes(t *testing.T) {
+	mk := func(name string, shift int32, nodes ...string) v1alpha1.BurstBuffer {
+		o := v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "hpc", UID: types.UID(name)}}
+		for _, n := range nodes {
+			o.Status.Nodes = append(o.Status.Nodes, v1alpha1.NodeStatus{Name: n})
+		}
+		o.Status.BeeGFS = &v1alpha1.BeeGFSStatus{ConnPortShift: shift}
+		return o
+	}
+	self := mk("self", 0, "a", "b")
+	self.Status.BeeGFS = nil
+	all := []v1alpha1.BurstBuffer{self, mk("shares", 10010, "b", "c"), mk("apart", 10020, "x"), mk("shares-too", 10000, "a")}
+	got := UsedShifts(&self, []string{"a", "b"}, all)
+	if fmt.Sprint(got) != "[10000 10010]" {
+		t.Errorf("used = %v, want [10000 10010]", got)
+	}
+	if s, _ := AllocateShift(got); s != 10020 {
+		t.Errorf("allocated %d, want 10020 (a shift used only on other nodes may be reused, but not here)", s)
+	}
+}
+
+func TestPrivileges(t *testing.T) {
+	in := testInstance(2)
+	for _, p := range allPods(in) {
+		c := p.Spec.Containers[0]
+		sc := c.SecurityContext
+		privileged := sc != nil && sc.Privileged != nil && *sc.Privileged
+		if p.Labels["app.kubernetes.io/component"] == ComponentClient {
+			if !privileged || *c.VolumeMounts[len(c.VolumeMounts)-1].MountPropagation != corev1.MountPropagationBidirectional {
+				t.Errorf("%s: the client must be privileged with Bidirectional propagation", p.Name)
+			}
+			continue
+		}
+		if privileged || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("%s: must not be privileged", p.Name)
+		}
+		for _, cap := range sc.Capabilities.Add {
+			if cap == "SYS_ADMIN" || cap == "NET_ADMIN" {
+				t.Errorf("%s: must not have %s", p.Name, cap)
+			}
+		}
+		if p.Spec.AutomountServiceAccountToken == nil || *p.Spec.AutomountServiceAccountToken {
+			t.Errorf("%s: needs no service account token", p.Name)
+		}
+	}
+}
+
+func TestPodsAreOwnedPinnedAndUniquelyNamed(t *testing.T) {
+	in := testInstance(16)
+	seen := map[string]bool{}
+	for _, p := range allPods(in) {
+		if seen[p.Name] {
+			t.Errorf("duplicate pod name %s", p.Name)
+		}
+		seen[p.Name] = true
+		if len(p.Name) > 63 || p.Spec.NodeName == "" || len(p.OwnerReferences) != 1 || !*p.OwnerReferences[0].Controller {
+			t.Errorf("%s: name length, nodeName and a controller owner are required", p.Name)
+		}
+		comp := p.Labels["app.kubernetes.io/component"]
+		if p.Labels[v1alpha1.LabelBurstBuffer] != "scratch" || p.Labels["app.kubernetes.io/managed-by"] != "beeburst-operator" {
+			t.Errorf("%s: the operator's pod cache selects on %s, the workload controller skips managed-by=beeburst-operator", p.Name, v1alpha1.LabelBurstBuffer)
+		}
+		long := comp == ComponentMgmtd || comp == ComponentMeta || comp == ComponentStorage || comp == ComponentClient
+		if long != (p.Spec.RestartPolicy == corev1.RestartPolicyAlways) {
+			t.Errorf("%s: services and clients restart in place, tasks never", p.Name)
+		}
+	}
+}
+
+func TestAuthIsOnUnlessDisabledExplicitly(t *testing.T) {
+	in := testInstance(4)
+	all := strings.Join(append(append(in.MgmtdArgs(), in.MetaArgs()...), in.StorageArgs()...), " ") + in.ClientConf() + in.ReadyScript(1)
+	for _, bad := range []string{"auth-disable", "tls-disable", "connDisableAuthentication=true", "connDisableAuthentication = true"} {
+		if strings.Contains(all, bad) {
+			t.Errorf("default configuration contains %q", bad)
+		}
+	}
+	for _, good := range []string{"--auth-file=/etc/beeburst/auth/conn.auth", "--tls-cert-file=/etc/beeburst/auth/tls.crt", "connAuthFile=/etc/beeburst/auth/conn.auth"} {
+		if !strings.Contains(all, good) {
+			t.Errorf("default configuration lacks %q", good)
+		}
+	}
+}
+
+func TestStriping(t *testing.T) {
+	in := testInstance(1)
+	if s := StripingFor(in.BB, 1); s != (Striping{"512ki", 1}) {
+		t.Errorf("1 node: %+v", s)
+	}
+	in = testInstance(4)
+	if s := StripingFor(in.BB, 4); s != (Striping{"1Mi", 4}) {
+		t.Errorf("4 nodes x 2 targets, 1Mi: %+v", s)
+	}
+	in.BB.Spec.Layout.ChunkSize = ptr(resource.MustParse("64Ki"))
+	in.BB.Spec.Layout.StripeWidth = ptr(int32(8))
+	if s := StripingFor(in.BB, 4); s != (Striping{"64ki", 8}) {
+		t.Errorf("explicit: %+v", s)
+	}
+}
+
+func TestNodeAddress(t *testing.T) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w1"}}
+	if NodeAddress(n) != "w1" {
+		t.Error("no addresses: the name")
+	}
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "w1.local"}, {Type: corev1.NodeInternalIP, Address: "10.1.2.3"}}
+	if a := NodeAddress(n); net.ParseIP(a) == nil {
+		t.Errorf("want the InternalIP, got %s", a)
+	}
+}
+
+func TestReportMessage(t *testing.T) {
+	if m := reportMessage(`{"command":"check-module","phase":"failed","message":"kernel module missing: x"}`); m != "kernel module missing: x" {
+		t.Error(m)
+	}
+	if m := reportMessage("DeadlineExceeded: Pod was active too long"); m != "DeadlineExceeded: Pod was active too long" {
+		t.Error(m)
+	}
+}

@@ -1,0 +1,223 @@
+package beegfs
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// Components (app.kubernetes.io/component) of the engine's pods.
+const (
+	ComponentModuleCheck = "modcheck"
+	ComponentMgmtd       = "mgmtd"
+	ComponentMeta        = "meta"
+	ComponentStorage     = "storage"
+	ComponentReady       = "ready"
+	ComponentStripe      = "stripe"
+	ComponentClient      = "client"
+	// ComponentClean is the local engine's name for directory removal, which the controller
+	// does not wait for before teardown (it is teardown).
+	ComponentClean = "clean"
+)
+
+// ModuleMissingPrefix starts the message of `agent check-module` when the module is absent
+// (cmd/agent/module.go; a test there keeps the two equal).
+const ModuleMissingPrefix = "kernel module missing:"
+
+// ModuleCheckPod checks that the beegfs client module is loaded on one node. It needs no
+// privileges: /proc/modules and /sys/module in a container show the host kernel.
+func (in Instance) ModuleCheckPod(index int, node string) *corev1.Pod {
+	return nodetask.Pod(in.BB, nodetask.Spec{
+		Component: ComponentModuleCheck, Index: index, Node: node, Image: in.AgentImage,
+		Args: []string{"check-module", "--name", "beegfs"}, DeadlineSeconds: 60,
+	})
+}
+
+// CleanPod removes the burst buffer's directory (all targets) on one node.
+func (in Instance) CleanPod(index int, node string) *corev1.Pod {
+	return nodetask.Pod(in.BB, nodetask.Spec{
+		Component: ComponentClean, Index: index, Node: node, Image: in.AgentImage,
+		Args:            []string{"dir", "remove", "--path", nodetask.InHost(in.BB, nodetask.DataDir(in.BB))},
+		DeadlineSeconds: 600, MountStorage: true,
+	})
+}
+
+// MgmtdPod runs the management service on the first node.
+func (in Instance) MgmtdPod(node string) *corev1.Pod {
+	p := in.Ports()
+	return in.servicePod(ComponentMgmtd, 0, node, in.Images.Mgmtd, in.MgmtdArgs(),
+		[]corev1.EnvVar{{Name: "beegfs_setup_1", Value: in.MgmtdSetup()}},
+		[]corev1.ContainerPort{
+			{Name: "beemsg-tcp", ContainerPort: p.Mgmtd, HostPort: p.Mgmtd, Protocol: corev1.ProtocolTCP},
+			{Name: "beemsg-udp", ContainerPort: p.Mgmtd, HostPort: p.Mgmtd, Protocol: corev1.ProtocolUDP},
+			{Name: "grpc", ContainerPort: p.GRPC, HostPort: p.GRPC, Protocol: corev1.ProtocolTCP},
+		}, p.GRPC)
+}
+
+// MetaPod runs a metadata service on the i-th node.
+func (in Instance) MetaPod(i int, node string) *corev1.Pod {
+	p := in.Ports()
+	return in.servicePod(ComponentMeta, i, node, in.Images.Meta, in.MetaArgs(),
+		[]corev1.EnvVar{{Name: "beegfs_setup_1", Value: in.MetaSetup(i)}},
+		[]corev1.ContainerPort{
+			{Name: "beemsg-tcp", ContainerPort: p.Meta, HostPort: p.Meta, Protocol: corev1.ProtocolTCP},
+			{Name: "beemsg-udp", ContainerPort: p.Meta, HostPort: p.Meta, Protocol: corev1.ProtocolUDP},
+		}, p.Meta)
+}
+
+// StoragePod runs the storage service (all targets of the node) on the i-th node.
+func (in Instance) StoragePod(i int, node string) *corev1.Pod {
+	p := in.Ports()
+	var env []corev1.EnvVar
+	for t, s := range in.StorageSetups(i) {
+		env = append(env, corev1.EnvVar{Name: fmt.Sprintf("beegfs_setup_%d", t+1), Value: s})
+	}
+	return in.servicePod(ComponentStorage, i, node, in.Images.Storage, in.StorageArgs(), env,
+		[]corev1.ContainerPort{
+			{Name: "beemsg-tcp", ContainerPort: p.Storage, HostPort: p.Storage, Protocol: corev1.ProtocolTCP},
+			{Name: "beemsg-udp", ContainerPort: p.Storage, HostPort: p.Storage, Protocol: corev1.ProtocolUDP},
+		}, p.Storage)
+}
+
+// servicePod is a BeeGFS daemon: host network (the kernel client opens its sockets in the
+// host's network namespace, so services must be reachable on the nodes' addresses; declaring
+// the shifted ports as host ports lets the kubelet refuse a clash instead of a daemon failing
+// to bind), pinned with nodeName (its targets live on that node), restarted in place, the
+// storage path as a hostPath. Root without privileges: writing below a root-owned host
+// directory needs uid 0 and DAC_OVERRIDE, nothing else does.
+func (in Instance) servicePod(component string, index int, node, image string, args []string, env []corev1.EnvVar, ports []corev1.ContainerPort, probePort int32) *corev1.Pod {
+	pod := in.basePod(component, index, node)
+	pod.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	pod.Spec.Volumes = append([]corev1.Volume{{
+		Name: "storage",
+		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: in.BB.Spec.Storage.Path, Type: ptr(corev1.HostPathDirectory),
+		}},
+	}}, pod.Spec.Volumes...)
+	c := &pod.Spec.Containers[0]
+	c.Image = image
+	// The image's entrypoint (start.sh) initialises targets from beegfs_setup_N, then starts
+	// the daemon with these arguments.
+	c.Args = args
+	c.Env = env
+	c.Ports = ports
+	c.VolumeMounts = append([]corev1.VolumeMount{{Name: "storage", MountPath: nodetask.HostMount}}, c.VolumeMounts...)
+	// The service's own check: it listens on its port. Registration and target state are
+	// checked through mgmtd by the ready task.
+	c.ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(probePort)}},
+		PeriodSeconds: 5, FailureThreshold: 3,
+	}
+	c.SecurityContext = &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"DAC_OVERRIDE", "CHOWN", "FOWNER"}},
+	}
+	return pod
+}
+
+// ClientPod mounts the file system on one node. It is the one privileged pod of the engine:
+// mount(2) of a kernel file system needs CAP_SYS_ADMIN in the host's mount namespace, and the
+// mount must propagate back to the host (Bidirectional, which Kubernetes allows only in
+// privileged containers) so that workload pods on the node see it through a hostPath.
+func (in Instance) ClientPod(i int, node string) *corev1.Pod {
+	p := in.Ports()
+	pod := in.basePod(ComponentClient, i, node)
+	pod.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	// Time for the unmount on SIGTERM, before the kubelet kills the container.
+	pod.Spec.TerminationGracePeriodSeconds = ptr(int64(60))
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
+		Name: "mounts",
+		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: MountRoot, Type: ptr(corev1.HostPathDirectoryOrCreate),
+		}},
+	})
+	c := &pod.Spec.Containers[0]
+	c.Image = in.Images.Client
+	c.Command = []string{"/bin/sh", "-c", ClientScript}
+	c.Env = []corev1.EnvVar{
+		{Name: "CLIENT_CONF", Value: in.ClientConf()},
+		{Name: "MOUNT_POINT", Value: MountPoint(in.BB)},
+	}
+	// The client's UDP port, shifted: declared so that two instances can never share it.
+	c.Ports = []corev1.ContainerPort{{Name: "client-udp", ContainerPort: p.Client, HostPort: p.Client, Protocol: corev1.ProtocolUDP}}
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{
+		Name: "mounts", MountPath: MountRoot, MountPropagation: ptr(corev1.MountPropagationBidirectional),
+	})
+	c.ReadinessProbe = &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
+			"/bin/sh", "-c", fmt.Sprintf("grep -qs ' %s beegfs ' /proc/mounts", MountPoint(in.BB)),
+		}}},
+		PeriodSeconds: 5,
+	}
+	c.SecurityContext = &corev1.SecurityContext{Privileged: ptr(true)}
+	return pod
+}
+
+// ReadyPod waits, from the management node, until mgmtd reports all targets online.
+func (in Instance) ReadyPod() *corev1.Pod {
+	return in.cliTask(ComponentReady, in.ReadyScript(240), 300)
+}
+
+// StripePod sets the root directory's stripe pattern.
+func (in Instance) StripePod() *corev1.Pod {
+	return in.cliTask(ComponentStripe, in.StripeScript(), 120)
+}
+
+// cliTask is a one-shot pod with the beegfs CLI, on the management node, in the host network
+// (the CLI also talks BeeMsg to the metadata services at the addresses they registered, which
+// are host addresses). A one-shot task (restart policy Never): the controller waits for it.
+func (in Instance) cliTask(component, script string, deadline int64) *corev1.Pod {
+	pod := in.basePod(component, 0, PlacementFor(in.BB, in.Nodes).Mgmtd)
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	pod.Spec.ActiveDeadlineSeconds = ptr(deadline)
+	c := &pod.Spec.Containers[0]
+	c.Image = in.Images.Client
+	c.Command = []string{"/bin/sh", "-c", script}
+	// The CLI runs only as root (beegfs-go isCommandAuthorized); it needs no capabilities.
+	c.SecurityContext = &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+	return pod
+}
+
+// basePod is what every pod of the engine shares.
+func (in Instance) basePod(component string, index int, node string) *corev1.Pod {
+	pod := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            nodetask.Name(in.BB, component, index),
+			Namespace:       in.BB.Namespace,
+			Labels:          serviceLabels(in.BB, component),
+			OwnerReferences: ownerRefs(in.BB),
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                     node,
+			HostNetwork:                  true,
+			DNSPolicy:                    corev1.DNSClusterFirstWithHostNet,
+			AutomountServiceAccountToken: ptr(false),
+			// A burst buffer's nodes are reserved for its job: run there whatever the taints.
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{
+				Name:                     component,
+				ImagePullPolicy:          corev1.PullIfNotPresent,
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				Env:                      nil,
+			}},
+		},
+	}
+	if in.authOn() {
+		pod.Spec.Volumes = []corev1.Volume{{
+			Name: "auth",
+			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: SecretName(in.BB), DefaultMode: ptr(int32(0o400)),
+			}},
+		}}
+		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "auth", MountPath: AuthDir, ReadOnly: true}}
+	}
+	return pod
+}

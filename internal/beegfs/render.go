@@ -1,0 +1,231 @@
+package beegfs
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+// AuthDir is where the auth Secret is mounted in every BeeGFS container.
+const AuthDir = "/etc/beeburst/auth"
+
+// Instance is what every rendered configuration of one burst buffer needs to know.
+type Instance struct {
+	BB        *v1alpha1.BurstBuffer
+	Nodes     []string
+	Shift     int32
+	MgmtdHost string // an address of the management node that the other nodes reach
+	Images    Images
+	// AgentImage runs the node tasks (module check, directory removal).
+	AgentImage string
+}
+
+func (in Instance) authOn() bool {
+	return in.BB.Spec.BeeGFS == nil || !in.BB.Spec.BeeGFS.AuthenticationDisabled
+}
+
+func (in Instance) interfaces() []string {
+	if in.BB.Spec.BeeGFS == nil {
+		return nil
+	}
+	return in.BB.Spec.BeeGFS.Interfaces
+}
+
+// Ports of the instance.
+func (in Instance) Ports() Ports { return PortsFor(in.Shift) }
+
+// ManagementAddress is host:port of mgmtd's gRPC service (what `beegfs --mgmtd-addr` takes).
+func (in Instance) ManagementAddress() string {
+	return fmt.Sprintf("%s:%d", in.MgmtdHost, in.Ports().GRPC)
+}
+
+// MgmtdArgs are the command-line flags of beegfs-mgmtd 8. mgmtd 8 is a new program (Rust,
+// ThinkParQ/beegfs-rust mgmtd/src/config.rs): it has no connPortShift, so both of its ports are
+// given shifted; --init runs once, from the image's beegfs_setup_1 (see MgmtdSetup).
+func (in Instance) MgmtdArgs() []string {
+	p := in.Ports()
+	args := []string{
+		"--db-file=" + mgmtdDB(in.BB),
+		"--log-target=stderr",
+		fmt.Sprintf("--beemsg-port=%d", p.Mgmtd),
+		fmt.Sprintf("--grpc-port=%d", p.GRPC),
+	}
+	if in.authOn() {
+		args = append(args,
+			"--auth-file="+path.Join(AuthDir, KeyConnAuth),
+			"--tls-cert-file="+path.Join(AuthDir, KeyTLSCert),
+			"--tls-key-file="+path.Join(AuthDir, KeyTLSKey))
+	} else {
+		// Only when spec.beegfs.authenticationDisabled says so: both are on by default in
+		// mgmtd 8 (auth_disable and tls_disable default false).
+		args = append(args, "--auth-disable=true", "--tls-disable=true")
+	}
+	for _, i := range in.interfaces() {
+		args = append(args, "--interface="+i)
+	}
+	return args
+}
+
+// MgmtdSetup is the official image's beegfs_setup_1 for mgmtd: the image's init.py runs it
+// once, when the database directory has no alreadyInitByContainer marker
+// (ThinkParQ/beegfs-containers servers/init.py; the same form as the BeeGFS CSI driver's
+// test file system test/env/beegfs-ubuntu/beegfs8-fs-1.yaml).
+func (in Instance) MgmtdSetup() string {
+	return "beegfs-mgmtd --init --db-file=" + mgmtdDB(in.BB) + " --log-target=stderr"
+}
+
+func mgmtdDB(bb *v1alpha1.BurstBuffer) string { return path.Join(mgmtdDir(bb), "mgmtd.sqlite") }
+
+// commonArgs are the key=value arguments every C++ service (meta, storage) takes. BeeGFS
+// services read `key=value` arguments as config entries (AbstractConfig; keys from
+// common/source/common/app/config/AbstractConfig.cpp: sysMgmtdHost, connPortShift,
+// connAuthFile, connDisableAuthentication; connInterfacesList from meta/storage Config).
+func (in Instance) commonArgs() []string {
+	args := []string{
+		"sysMgmtdHost=" + in.MgmtdHost,
+		fmt.Sprintf("connPortShift=%d", in.Shift),
+	}
+	if in.authOn() {
+		args = append(args, "connAuthFile="+path.Join(AuthDir, KeyConnAuth))
+	} else {
+		args = append(args, "connDisableAuthentication=true")
+	}
+	if ifs := in.interfaces(); len(ifs) > 0 {
+		args = append(args, "connInterfacesList="+strings.Join(ifs, ","))
+	}
+	return args
+}
+
+// MetaArgs are beegfs-meta's arguments. storeAllowFirstRunInit=false: the directory is set up
+// by beegfs-setup-meta (MetaSetup), so a missing or foreign directory fails loudly instead of
+// silently becoming a new, empty metadata target.
+func (in Instance) MetaArgs() []string {
+	return append([]string{"storeMetaDirectory=" + metaDir(in.BB), "storeAllowFirstRunInit=false"}, in.commonArgs()...)
+}
+
+// MetaSetup is beegfs_setup_1 of the metadata service on the i-th node. Flags as in the
+// official images' examples (beegfs-containers README and examples/docker-compose-v8.yml):
+// -C do not touch the config file, -p directory, -s numeric node ID, -S node alias.
+func (in Instance) MetaSetup(i int) string {
+	return fmt.Sprintf("beegfs-setup-meta -C -p %s -s %d -S %s", metaDir(in.BB), MetaNodeID(i), MetaAlias(i))
+}
+
+// StorageArgs are beegfs-storage's arguments on one node (all its targets).
+func (in Instance) StorageArgs() []string {
+	dirs := make([]string, TargetsPerNode(in.BB))
+	for t := range dirs {
+		dirs[t] = storageDir(in.BB, t)
+	}
+	return append([]string{"storeStorageDirectory=" + strings.Join(dirs, ","), "storeAllowFirstRunInit=false"}, in.commonArgs()...)
+}
+
+// StorageSetups are the beegfs_setup_N of the storage service on the i-th node, one per target
+// (-i numeric target ID). The image matches each target directory to its setup command by
+// substring, which is why target directories have fixed-width names (t00, t01, ...).
+func (in Instance) StorageSetups(i int) []string {
+	s := make([]string, TargetsPerNode(in.BB))
+	for t := range s {
+		s[t] = fmt.Sprintf("beegfs-setup-storage -C -p %s -s %d -S %s -i %d", storageDir(in.BB, t), StorageNodeID(i), StorageAlias(i), StorageTargetID(i, t))
+	}
+	return s
+}
+
+// ClientConf is beegfs-client.conf for the kernel client. connPortShift shifts the client's own
+// UDP port and the mgmtd port it contacts, the same way as on the services (the client's
+// Config.c defines connPortShift, connClientPort 8004 and connMgmtdPort 8008).
+func (in Instance) ClientConf() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# beegfs-client.conf of burst buffer %s/%s, rendered by beeburst\n", in.BB.Namespace, in.BB.Name)
+	fmt.Fprintf(&b, "sysMgmtdHost = %s\n", in.MgmtdHost)
+	fmt.Fprintf(&b, "connPortShift = %d\n", in.Shift)
+	if in.authOn() {
+		fmt.Fprintf(&b, "connAuthFile = %s\n", path.Join(AuthDir, KeyConnAuth))
+		b.WriteString("connDisableAuthentication = false\n")
+	} else {
+		b.WriteString("connDisableAuthentication = true\n")
+	}
+	if ifs := in.interfaces(); len(ifs) > 0 {
+		fmt.Fprintf(&b, "connInterfacesList = %s\n", strings.Join(ifs, ","))
+	}
+	return b.String()
+}
+
+// cli is the `beegfs` command line with the global flags that reach this instance's mgmtd
+// (beegfs-go ctl/internal/config/config.go and ctl/pkg/config: --mgmtd-addr, --auth-file,
+// --tls-cert-file is the certificate the server is verified with, --mount=none works without
+// a local mount).
+func (in Instance) cli() string {
+	args := []string{"beegfs", "--mgmtd-addr=" + in.ManagementAddress(), "--mount=none"}
+	if in.authOn() {
+		args = append(args, "--auth-file="+path.Join(AuthDir, KeyConnAuth), "--tls-cert-file="+path.Join(AuthDir, KeyTLSCert))
+	} else {
+		args = append(args, "--auth-disable", "--tls-disable")
+	}
+	return strings.Join(args, " ")
+}
+
+// ReadyScript waits until mgmtd lists every metadata and storage target as reachable
+// ("Online") and consistent ("Good") - services registered and targets online - and writes a
+// one-line verdict to the termination log. It uses `beegfs target list --state` (columns
+// reachability and consistency, beegfs-go ctl/internal/cmd/target/list.go) rather than
+// `beegfs health check`, whose exit code also fails on capacity: ad-hoc targets under 10 GiB
+// sit in mgmtd's emergency capacity pool and would never count as healthy.
+func (in Instance) ReadyScript(timeoutSeconds int) string {
+	meta, storage := len(PlacementFor(in.BB, in.Nodes).Meta), len(in.Nodes)*TargetsPerNode(in.BB)
+	return fmt.Sprintf(`set -u
+B="%s"
+want_meta=%d; want_storage=%d
+deadline=$(( $(date +%%s) + %d ))
+while :; do
+  meta=$($B target list --node-type=meta --state 2>&1); rc1=$?
+  storage=$($B target list --node-type=storage --state 2>&1); rc2=$?
+  m=$(printf '%%s\n' "$meta" | grep -ci 'online.*good')
+  s=$(printf '%%s\n' "$storage" | grep -ci 'online.*good')
+  if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$m" -ge $want_meta ] && [ "$s" -ge $want_storage ]; then
+    echo "ready: $m of $want_meta metadata and $s of $want_storage storage targets online and good" | tee /dev/termination-log
+    exit 0
+  fi
+  if [ $(date +%%s) -ge $deadline ]; then
+    { echo "not ready: $m of $want_meta metadata and $s of $want_storage storage targets online and good; not yet:"
+      printf '%%s\n%%s\n' "$meta" "$storage" | grep -vi 'online.*good' | tail -n 30; } | tee /dev/termination-log
+    exit 1
+  fi
+  sleep 3
+done
+`, in.cli(), meta, storage, timeoutSeconds)
+}
+
+// StripeScript applies spec.layout's striping to the file system root with
+// `beegfs entry set --chunk-size --num-targets` (beegfs-go ctl/internal/cmd/entry/set.go). New
+// files and directories inherit the root's pattern.
+func (in Instance) StripeScript() string {
+	st := StripingFor(in.BB, len(in.Nodes))
+	return fmt.Sprintf(`set -eu
+%s entry set --chunk-size=%s --num-targets=%d /
+echo "root stripe pattern: chunk size %s over %d target(s)" | tee /dev/termination-log
+`, in.cli(), st.ChunkSize, st.NumTargets, st.ChunkSize, st.NumTargets)
+}
+
+// ClientScript mounts the file system with the kernel client and unmounts it when the pod is
+// stopped. mount(8) form as BeeGFS' own client mount helper and the CSI driver use it:
+// `mount -t beegfs beegfs_nodev <dir> -ocfgFile=<conf>,_netdev`. The kernel module reads
+// cfgFile and connAuthFile at mount time in the mounting process' context, so the container's
+// own paths work.
+const ClientScript = `set -eu
+conf=/tmp/beegfs-client.conf
+printf '%s' "$CLIENT_CONF" > "$conf"
+mkdir -p "$MOUNT_POINT"
+unmount() {
+  umount "$MOUNT_POINT" 2>/dev/null || umount -l "$MOUNT_POINT" 2>/dev/null || true
+  rmdir "$MOUNT_POINT" 2>/dev/null || true
+  exit 0
+}
+trap unmount TERM INT
+if ! grep -qs " $MOUNT_POINT beegfs " /proc/mounts; then
+  mount -t beegfs beegfs_nodev "$MOUNT_POINT" -ocfgFile="$conf",_netdev
+fi
+echo "mounted at $MOUNT_POINT"
+while :; do sleep 3600 & wait $!; done
+`
