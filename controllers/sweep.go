@@ -33,7 +33,7 @@ const measuredLimitTolerance = 0.05
 // probeSelector selects the pods of stages 2 and 3 of one burst buffer.
 func probeSelector(bb *v1alpha1.BurstBuffer) labels.Selector {
 	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy})
-	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{ComponentProbeDevice, ComponentSweep})
+	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{ComponentProbeDevice, ComponentProbeNetServer, ComponentProbeNetClient, ComponentSweep})
 	return sel.Add(*req)
 }
 

@@ -110,7 +110,9 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 	var pending, failures []string
 	for i, node := range s.nodes {
 		if f, ok := r.cachedFigures(ctx, node); ok && f.Fresh(bb.Spec.Storage.Path, maxAge, r.Now()) {
-			figures[node], reused[node] = f, true
+			// Figures this burst buffer measured itself on an earlier visit are its own, not
+			// reused.
+			figures[node], reused[node] = f, f.MeasuredBy != bb.Namespace+"/"+bb.Name
 			continue
 		}
 		st, msg, err := engine.RunTask(ctx, r.Client, r.deviceProbePod(bb, i, node))
@@ -135,22 +137,35 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 			}
 		}
 	}
+	for i := range failures {
+		failures[i] = "device probe on " + failures[i]
+	}
+	// Links are measured every time: a pair's figure depends on both ends, so it is not kept
+	// per node for reuse.
+	pairs, netDone, netFailures, err := r.reconcileNetwork(ctx, s)
+	if err != nil {
+		return false, err
+	}
+	failures = append(failures, netFailures...)
 	if len(failures) > 0 {
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
-			"device probe failed on "+strings.Join(failures, "; "))
+			strings.Join(failures, "; "))
 		return false, nil
 	}
-	if len(pending) > 0 {
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
-			fmt.Sprintf("probing devices: %d of %d node(s) measured, waiting for %v", len(s.nodes)-len(pending), len(s.nodes), pending))
+	if len(pending) > 0 || !netDone {
+		msg := fmt.Sprintf("probing: devices of %d of %d node(s) measured", len(s.nodes)-len(pending), len(s.nodes))
+		if !netDone {
+			msg += fmt.Sprintf(", links of %d of %d pair(s)", len(pairs), len(s.nodes))
+		}
+		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing, msg)
 		return false, nil
 	}
 
-	r.publishComponents(s, figures, reused)
-	reason, msg := v1alpha1.ReasonMeasured, fmt.Sprintf("devices of %d node(s) measured", len(s.nodes))
-	if len(reused) > 0 {
-		msg += fmt.Sprintf(" (%d reused from earlier probes, younger than %s)", len(reused), maxAge)
-		if len(reused) == len(s.nodes) {
+	r.publishComponents(s, figures, reused, pairs)
+	reason, msg := v1alpha1.ReasonMeasured, fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured", len(s.nodes), len(pairs))
+	if n := count(reused); n > 0 {
+		msg += fmt.Sprintf(" (%d device figure(s) reused from other burst buffers' probes, younger than %s)", n, maxAge)
+		if n == len(s.nodes) {
 			reason = v1alpha1.ReasonReused
 		}
 	}
@@ -164,7 +179,8 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 // publishComponents writes stage 2 into the status: documented beside measured per node,
 // warnings for components under their documented figure, and the limits recomputed with the
 // measured figures ("from here on the measured figure is the limit").
-func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]nodecache.Figures, reused map[string]bool) {
+func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]nodecache.Figures, reused map[string]bool, pairs []netPair) {
+	links := nodeNetwork(pairs)
 	bb := s.bb
 	hw, _ := documentedHardware(bb, s.nodeObjs)
 	comp := &v1alpha1.ComponentLimits{}
@@ -177,10 +193,15 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 		docR, srcR := documentedDevice(bb, s.nodeObj(node), false)
 		nc.DeviceWrite = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docW, MeasuredBytesPerSecond: positive(f.DeviceWriteBytesPerSecond), Source: srcW}
 		nc.DeviceRead = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docR, MeasuredBytesPerSecond: positive(f.DeviceReadBytesPerSecond), Source: srcR}
+		if got, ok := links[node]; ok {
+			doc, src := documentedLink(bb, s.nodeObj(node))
+			nc.Network = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: doc, MeasuredBytesPerSecond: positive(int64(got)), Source: src}
+		}
 		warnings = append(warnings, belowDocumented(node, "device-write", nc.DeviceWrite)...)
 		warnings = append(warnings, belowDocumented(node, "device-read", nc.DeviceRead)...)
 		comp.Nodes = append(comp.Nodes, nc)
 	}
+	warnings = append(warnings, networkWarnings(s, comp, pairs)...)
 
 	in, err := hardware.FromSpec(hw, hardware.DefaultsFor(bb))
 	if err == nil && len(in.Servers) == len(s.nodes) {
@@ -191,8 +212,11 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 			in.Servers[i].Devices = 1
 			in.Servers[i].DeviceWrite = limits.Bytes(float64(f.DeviceWriteBytesPerSecond))
 			in.Servers[i].DeviceRead = limits.Bytes(float64(f.DeviceReadBytesPerSecond))
+			if got, ok := links[node]; ok && !in.Local {
+				in.Servers[i].Link = limits.Bytes(got)
+			}
 		}
-		in.Notes = append(in.Notes, "stage 2: device figures measured per node (fio, direct I/O)")
+		in.Notes = append(in.Notes, "stage 2: device figures measured per node (fio, direct I/O), links by iperf3 between the nodes")
 		if lim, err := limits.Compute(in); err == nil {
 			w, rd := hardware.OperationLimitToAPI(lim.Write), hardware.OperationLimitToAPI(lim.Read)
 			comp.Write, comp.Read = &w, &rd
@@ -339,4 +363,14 @@ func firstLine(s string) string {
 		s = s[:300] + "..."
 	}
 	return s
+}
+
+func count(m map[string]bool) int {
+	n := 0
+	for _, v := range m {
+		if v {
+			n++
+		}
+	}
+	return n
 }

@@ -6,11 +6,8 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
-	"flag"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,27 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-// golden compares rendered text with testdata/NAME (go test -update rewrites it).
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run go test ./internal/beegfs -update and review the diff.\ngot:\n%s", path, got)
-	}
-}
 
 func toYAML(t *testing.T, objs ...any) []byte {
 	t.Helper()
@@ -166,7 +144,7 @@ func TestLayoutGolden(t *testing.T) {
 			"clientConf":        in.ClientConf(),
 			"pods":              summarise(allPods(in)),
 		}
-		golden(t, fmt.Sprintf("layout-%dnodes.yaml", n), toYAML(t, doc))
+		golden.Assert(t, fmt.Sprintf("layout-%dnodes.yaml", n), toYAML(t, doc))
 	}
 }
 
@@ -176,16 +154,16 @@ func TestPodsGolden(t *testing.T) {
 	for _, p := range allPods(in) {
 		objs = append(objs, p)
 	}
-	golden(t, "pods-2nodes.yaml", toYAML(t, objs...))
-	golden(t, "ready.sh", []byte(in.ReadyScript(240)))
-	golden(t, "stripe.sh", []byte(in.StripeScript()))
-	golden(t, "client.sh", []byte(ClientScript))
+	golden.Assert(t, "pods-2nodes.yaml", toYAML(t, objs...))
+	golden.Assert(t, "ready.sh", []byte(in.ReadyScript(240)))
+	golden.Assert(t, "stripe.sh", []byte(in.StripeScript()))
+	golden.Assert(t, "client.sh", []byte(ClientScript))
 }
 
 func TestAuthDisabledGolden(t *testing.T) {
 	in := testInstance(1)
 	in.BB.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{AuthenticationDisabled: true}
-	golden(t, "auth-disabled.yaml", toYAML(t, map[string]any{
+	golden.Assert(t, "auth-disabled.yaml", toYAML(t, map[string]any{
 		"mgmtd": in.MgmtdArgs(), "meta": in.MetaArgs(), "storage": in.StorageArgs(), "clientConf": in.ClientConf(),
 		"stripe": in.StripeScript(), "clientVolumes": in.ClientPod(0, "worker-01").Spec.Volumes,
 	}))
@@ -206,7 +184,7 @@ func TestSecretGolden(t *testing.T) {
 		KeyTLSCert:  "<PEM: self-signed ECDSA P-256 CA certificate for mgmtd>",
 		KeyTLSKey:   "<PEM: PKCS#8 private key>",
 	}
-	golden(t, "secret.yaml", toYAML(t, redacted))
+	golden.Assert(t, "secret.yaml", toYAML(t, redacted))
 
 	if len(sec.Data[KeyConnAuth]) != 64 {
 		t.Errorf("conn.auth has %d bytes, want 64 printable", len(sec.Data[KeyConnAuth]))

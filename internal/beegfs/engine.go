@@ -421,24 +421,11 @@ func (e Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []
 	if bb.Status.BeeGFS == nil {
 		return true, nil
 	}
-	done := 0
+	cleans := make([]*corev1.Pod, len(nodes))
 	for i, n := range nodes {
-		pod := in.CleanPod(i, n)
-		st, msg, err := engine.RunTask(ctx, e.Client, pod)
-		if err != nil {
-			return false, err
-		}
-		switch st {
-		case nodetask.Succeeded:
-			done++
-		case nodetask.Failed:
-			if err := e.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
-				return false, err
-			}
-			return false, fmt.Errorf("removing %s on node %s failed: %s", nodetask.DataDir(bb), n, msg)
-		}
+		cleans[i] = in.CleanPod(i, n)
 	}
-	return done == len(nodes), nil
+	return engine.RemoveNodeData(ctx, e.Client, nodetask.DataDir(bb), nodes, cleans)
 }
 
 // deletePods deletes the named pods; true when none is left.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,4 +28,28 @@ func RunTask(ctx context.Context, c client.Client, pod *corev1.Pod) (nodetask.St
 	}
 	st, msg := nodetask.StateOf(&cur)
 	return st, msg, nil
+}
+
+// RemoveNodeData runs one clean pod per node (cleans[i] on nodes[i]) and is done when all
+// succeeded. A failed clean pod is deleted, so the next visit starts a fresh one, and returned
+// as an error (retried with backoff): data must not be left behind silently, nor the
+// finalizer removed while it is there.
+func RemoveNodeData(ctx context.Context, c client.Client, dir string, nodes []string, cleans []*corev1.Pod) (bool, error) {
+	done := 0
+	for i, pod := range cleans {
+		st, msg, err := RunTask(ctx, c, pod)
+		if err != nil {
+			return false, err
+		}
+		switch st {
+		case nodetask.Succeeded:
+			done++
+		case nodetask.Failed:
+			if err := c.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+				return false, err
+			}
+			return false, fmt.Errorf("removing %s on node %s failed: %s", dir, nodes[i], msg)
+		}
+	}
+	return done == len(cleans), nil
 }

@@ -245,3 +245,16 @@ func quantityFloat(q resource.Quantity) float64 {
 	}
 	return v
 }
+
+// LinkDataRate is a link's usable data rate in bytes per second: the signalling rate times
+// the encoding's efficiency, over 8.
+func LinkDataRate(l *v1alpha1.LinkHardware) (float64, error) {
+	ll, err := link(l, "link")
+	if err != nil {
+		return 0, err
+	}
+	if ll == nil {
+		return 0, errors.New("no link")
+	}
+	return ll.DataBytesPerSecond()
+}

@@ -83,29 +83,13 @@ func (e *Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes 
 	return res, nil
 }
 
-// Teardown runs one clean pod per node; done when all succeeded. A failed clean pod is an
-// error (retried with backoff): data must not be left behind silently, nor the finalizer
-// removed while it is there.
+// Teardown removes the burst buffer's directory on every node.
 func (e *Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (bool, error) {
-	done := 0
+	cleans := make([]*corev1.Pod, len(nodes))
 	for i, n := range nodes {
-		pod := CleanPod(bb, e.AgentImage, i, n)
-		st, msg, err := e.runTask(ctx, pod)
-		if err != nil {
-			return false, err
-		}
-		switch st {
-		case nodetask.Succeeded:
-			done++
-		case nodetask.Failed:
-			// Start over: delete the failed pod so the next visit creates a fresh one.
-			if err := e.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
-				return false, err
-			}
-			return false, fmt.Errorf("removing %s on node %s failed: %s", nodetask.DataDir(bb), n, msg)
-		}
+		cleans[i] = CleanPod(bb, e.AgentImage, i, n)
 	}
-	return done == len(nodes), nil
+	return engine.RemoveNodeData(ctx, e.Client, nodetask.DataDir(bb), nodes, cleans)
 }
 
 // runTask creates the task pod if it does not exist and returns its state.

@@ -1,9 +1,6 @@
 package local
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,30 +9,17 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-// golden compares a rendered object with testdata/NAME.yaml (go test -update rewrites it).
-func golden(t *testing.T, name string, obj any) {
+// goldenYAML compares an object, as YAML, with testdata/NAME.yaml.
+func goldenYAML(t *testing.T, name string, obj any) {
 	t.Helper()
 	got, err := yaml.Marshal(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", name+".yaml")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file; run go test ./internal/engine/local -update and review the diff.\ngot:\n%s", path, got)
-	}
+	golden.Assert(t, name+".yaml", got)
 }
 
 func testBB() *v1alpha1.BurstBuffer {
@@ -51,8 +35,8 @@ func testBB() *v1alpha1.BurstBuffer {
 
 func TestPodsGolden(t *testing.T) {
 	bb := testBB()
-	golden(t, "prepare-pod", PreparePod(bb, "beeburst/agent:dev", 1, "worker-2"))
-	golden(t, "clean-pod", CleanPod(bb, "beeburst/agent:dev", 0, "worker-1"))
+	goldenYAML(t, "prepare-pod", PreparePod(bb, "beeburst/agent:dev", 1, "worker-2"))
+	goldenYAML(t, "clean-pod", CleanPod(bb, "beeburst/agent:dev", 0, "worker-1"))
 }
 
 func TestPodsRunWithoutPrivilege(t *testing.T) {

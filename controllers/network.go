@@ -1,0 +1,188 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/hardware"
+	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// Components of the network probe pods.
+const (
+	ComponentProbeNetServer = "probe-nets"
+	ComponentProbeNetClient = "probe-netc"
+)
+
+// netPair is one measured link pair: a client on one node sending to a server on another.
+type netPair struct {
+	client, server string
+	bytesPerSecond float64
+}
+
+// reconcileNetwork is stage 2's network part: iperf3 between the nodes in a ring (node k+1
+// sends to node k), all pairs at once - links are full duplex, and each node sends once and
+// receives once. Probes use the pod network, which crosses the same node links the file
+// system's traffic does, and need no host network or privilege.
+//
+// A pair's figure is bounded by the slower of its two ends. A node's figure is the best of
+// the pairs it is in: with three or more nodes a node with a fast neighbour gets its own
+// link's figure; with two nodes both get the pair's, and a warning names the pair, not a node
+// it cannot single out.
+func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) (pairs []netPair, done bool, failures []string, err error) {
+	bb := s.bb
+	n := len(s.nodes)
+	if n < 2 {
+		return nil, true, nil, nil // one node: no link to measure, and no data crosses one
+	}
+	seconds := "3s"
+	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
+		seconds = "10s"
+	}
+	done = true
+	for k := 0; k < n; k++ {
+		srvNode, cliNode := s.nodes[k], s.nodes[(k+1)%n]
+		srv := nodetask.Pod(bb, nodetask.Spec{
+			Component: ComponentProbeNetServer, Index: k, Node: srvNode, Image: r.AgentImage,
+			Args: []string{"net-server", "--port", "5201", "--one-off", "--timeout", "2m"}, DeadlineSeconds: 180,
+		})
+		st, msg, err := engine.RunTask(ctx, r.Client, srv)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		if st == nodetask.Failed {
+			failures = append(failures, fmt.Sprintf("network probe server on node %s: %s", srvNode, reportMessage(msg)))
+			continue
+		}
+		var cur corev1.Pod
+		if err := r.Get(ctx, client.ObjectKeyFromObject(srv), &cur); err != nil {
+			return nil, false, nil, client.IgnoreNotFound(err)
+		}
+		if cur.Status.PodIP == "" {
+			done = false // the client needs the server's address
+			continue
+		}
+		cl := nodetask.Pod(bb, nodetask.Spec{
+			Component: ComponentProbeNetClient, Index: k, Node: cliNode, Image: r.AgentImage,
+			Args: []string{"net-client", "--host", cur.Status.PodIP, "--port", "5201", "--streams", "4",
+				"--time", seconds, "--connect-timeout", "60s", "--timeout", "2m"},
+			DeadlineSeconds: 180,
+		})
+		st, msg, err = engine.RunTask(ctx, r.Client, cl)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		switch st {
+		case nodetask.Running:
+			done = false
+		case nodetask.Failed:
+			failures = append(failures, fmt.Sprintf("network probe from node %s to node %s: %s", cliNode, srvNode, reportMessage(msg)))
+		case nodetask.Succeeded:
+			bps, err := transferRate(msg)
+			if err != nil {
+				failures = append(failures, fmt.Sprintf("network probe from node %s to node %s: %v", cliNode, srvNode, err))
+				continue
+			}
+			pairs = append(pairs, netPair{client: cliNode, server: srvNode, bytesPerSecond: bps})
+		}
+	}
+	return pairs, done, failures, nil
+}
+
+func transferRate(msg string) (float64, error) {
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(msg), &rep); err != nil {
+		return 0, fmt.Errorf("unreadable probe report: %v", err)
+	}
+	for _, res := range rep.Results {
+		if res.Operation == bench.OpTransfer && res.BytesPerSecond > 0 {
+			return res.BytesPerSecond, nil
+		}
+	}
+	return 0, fmt.Errorf("probe report has no transfer figure")
+}
+
+// nodeNetwork is each node's figure: the best pair it is in.
+func nodeNetwork(pairs []netPair) map[string]float64 {
+	best := map[string]float64{}
+	for _, p := range pairs {
+		for _, n := range []string{p.client, p.server} {
+			best[n] = max(best[n], p.bytesPerSecond)
+		}
+	}
+	return best
+}
+
+// networkWarnings compares each node's measured link with its documented data rate. With two
+// nodes the figure belongs to the pair, and so does the warning.
+func networkWarnings(s *scope, comp *v1alpha1.ComponentLimits, pairs []netPair) []v1alpha1.Warning {
+	var out []v1alpha1.Warning
+	if len(s.nodes) == 2 && len(pairs) > 0 {
+		nc := comp.Nodes[0].Network
+		if nc == nil || nc.DocumentedBytesPerSecond == nil || nc.MeasuredBytesPerSecond == nil {
+			return nil
+		}
+		doc, got := float64(*nc.DocumentedBytesPerSecond), float64(*nc.MeasuredBytesPerSecond)
+		if other := comp.Nodes[1].Network; other != nil && other.DocumentedBytesPerSecond != nil {
+			doc = min(doc, float64(*other.DocumentedBytesPerSecond))
+		}
+		if got >= belowDocumentedShare*doc {
+			return nil
+		}
+		return []v1alpha1.Warning{{
+			Reason: v1alpha1.WarningBelowDocumented, Node: strings.Join(s.nodes, ","), Component: "network",
+			Message: fmt.Sprintf("the link between %s and %s measured %s, %.0f%% of the documented %s: at least one of the two links is slower than documented (with 3 or more nodes beeburst can tell which)",
+				s.nodes[0], s.nodes[1], limits.FormatBytesPerSecond(got), 100*got/doc, limits.FormatBytesPerSecond(doc)),
+		}}
+	}
+	for _, nc := range comp.Nodes {
+		if nc.Network != nil {
+			out = append(out, belowDocumented(nc.Name, "network", nc.Network)...)
+		}
+	}
+	return out
+}
+
+// documentedLink is a node's documented link data rate (bytes/s, after encoding): the spec's
+// servers (else clients) link, else the node's labels.
+func documentedLink(bb *v1alpha1.BurstBuffer, node *corev1.Node) (*int64, string) {
+	var link *v1alpha1.LinkHardware
+	src := v1alpha1.SourceSpec
+	if hw := bb.Spec.Hardware; hw != nil {
+		if hw.Servers != nil && hw.Servers.Link != nil {
+			link = hw.Servers.Link
+		} else if hw.Clients != nil && hw.Clients.Link != nil {
+			link = hw.Clients.Link
+		}
+	}
+	if link == nil && node != nil {
+		q, err := resource.ParseQuantity(node.Labels[v1alpha1.LabelLinkRateBitsPerSecond])
+		if err != nil || q.Sign() <= 0 {
+			return nil, v1alpha1.SourceUnknown
+		}
+		link = &v1alpha1.LinkHardware{RateBitsPerSecond: q, Encoding: encodingFromLabel(node.Labels[v1alpha1.LabelLinkEncoding])}
+		if link.Encoding == "" {
+			link.Encoding = v1alpha1.EncodingNone
+		}
+		src = v1alpha1.SourceLabel
+	}
+	if link == nil {
+		return nil, v1alpha1.SourceUnknown
+	}
+	rate, err := hardware.LinkDataRate(link)
+	if err != nil || rate <= 0 {
+		return nil, v1alpha1.SourceUnknown
+	}
+	v := int64(rate)
+	return &v, src
+}
