@@ -71,7 +71,7 @@ host-tools: ## Install fio and iperf3 from Debian packages if missing (the agent
 
 .PHONY: test-envtest
 test-envtest: envtest ## Ginkgo + envtest suite against a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test ./controllers/... ./test/integration/... -count=1 -timeout 20m
+	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test ./controllers/... -count=1 -timeout 20m
 
 .PHONY: envtest
 envtest: $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd ## Build kube-apiserver and etcd for envtest from Go module sources (cached).

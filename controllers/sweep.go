@@ -33,7 +33,7 @@ const measuredLimitTolerance = 0.05
 // probeSelector selects the pods of stages 2 and 3 of one burst buffer.
 func probeSelector(bb *v1alpha1.BurstBuffer) labels.Selector {
 	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy})
-	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{ComponentProbeDevice, ComponentProbeNetServer, ComponentProbeNetClient, ComponentSweep})
+	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{ComponentProbeDevice, ComponentProbeNetServer, ComponentProbeNetClient, ComponentSweep, ComponentBench})
 	return sel.Add(*req)
 }
 
@@ -245,6 +245,14 @@ points:
 			w.Best.Nodes, w.Best.ProcessesPerNode, float64(w.EfficiencyPerMille)/1000)
 	} else {
 		msg += ": no valid write limit (see warnings)"
+	}
+	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
+		// Software factors next, each against the limit stage 3 found.
+		done, err := r.reconcileWorkloads(ctx, s)
+		if err != nil || !done {
+			return false, err
+		}
+		msg += "; workloads as a share of stage 3: " + workloadSummary(bb.Status.Limits.Workloads)
 	}
 	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
 	return true, nil

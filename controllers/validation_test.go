@@ -185,6 +185,41 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(cm.Data["sweep.csv"]).To(ContainSubstring("nodes,processesPerNode,operation,bytesPerSecond\n2,1,write,370000000\n"))
 	})
 
+	It("standard: runs the workload benchmarks after stage 3 and relates them to its best", func() {
+		bb := quickBB("std")
+		bb.Spec.Validation.Profile = v1alpha1.ProfileStandard
+		bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{Nodes: []int32{2}, ProcessesPerNode: []int32{4}}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared("std")
+		finishPod(ctx, ns, "std-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
+		finishPod(ctx, ns, "std-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 300e6, 400e6))
+		finishNetwork(ctx, ns, "std", []string{ns + "-a", ns + "-b"}, 118e6)
+		finishPod(ctx, ns, "std-sweep-0", corev1.PodSucceeded, idealReport(ns+"-a", 4, 290e6, 390e6))
+		finishPod(ctx, ns, "std-sweep-1", corev1.PodSucceeded, idealReport(ns+"-b", 4, 290e6, 390e6))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonSweeping))
+		workload := func(op string, bytes, ops float64) string {
+			b, _ := json.Marshal(bench.Report{Command: "workload", Tool: "fio", Phase: bench.PhaseSucceeded,
+				Results: []bench.Result{{Operation: bench.Operation(op), BytesPerSecond: bytes, OpsPerSecond: ops, RuntimeSeconds: 5}}})
+			return string(b)
+		}
+		// One kind after another, on both nodes.
+		finishPod(ctx, ns, "std-bench-0", corev1.PodSucceeded, workload("write", 145e6, 145))
+		finishPod(ctx, ns, "std-bench-1", corev1.PodSucceeded, workload("write", 145e6, 145))
+		finishPod(ctx, ns, "std-bench-1000", corev1.PodSucceeded, workload("randwrite", 29e6, 7080))
+		finishPod(ctx, ns, "std-bench-1001", corev1.PodSucceeded, workload("randwrite", 29e6, 7080))
+		finishPod(ctx, ns, "std-bench-2000", corev1.PodSucceeded, workload("create", 0, 5000))
+		finishPod(ctx, ns, "std-bench-2001", corev1.PodSucceeded, workload("create", 0, 5000))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReady))
+		ws := get(ctx, bb).Status.Limits.Workloads
+		Expect(ws).To(HaveLen(3))
+		Expect(ws[0].Name).To(Equal("sharedFile/write"))
+		Expect(*ws[0].SharePercent).To(Equal(int32(50)), "290 MB/s of 580 MB/s")
+		Expect(*ws[1].SharePercent).To(Equal(int32(10)), "58 MB/s of 580 MB/s")
+		Expect(ws[2].SharePercent).To(BeNil(), "metadata has no byte rate")
+		Expect(*ws[2].OpsPerSecond).To(Equal(int64(10000)))
+		Expect(condition(ctx, bb, v1alpha1.ConditionValidated)().Message).To(ContainSubstring("sharedFile/write 50%"))
+	})
+
 	It("flags a sweep figure above the measured limit and does not publish it", func() {
 		bb := quickBB("cache")
 		bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{ProcessesPerNode: []int32{1}}

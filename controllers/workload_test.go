@@ -129,10 +129,13 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 			g.Expect(pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms).To(Equal(
 				[]corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{hosts}}}))
 		}, timeout).Should(Succeed())
-		pod := getPod(ctx, ns, "job-1")()
-		Expect(pod.Spec.SchedulingGates).To(BeEmpty())
-		Expect(pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms).To(Equal(
-			[]corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{zone, hosts}}}))
+		// Pods are released one patch each (a conflict on one is retried on its own event).
+		Eventually(func(g Gomega) {
+			pod := getPod(ctx, ns, "job-1")()
+			g.Expect(pod.Spec.SchedulingGates).To(BeEmpty())
+			g.Expect(pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms).To(Equal(
+				[]corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{zone, hosts}}}))
+		}, timeout).Should(Succeed())
 		Eventually(func() []string { return gates(getPod(ctx, ns, "job-2")()) }, timeout).Should(Equal([]string{"example.com/quota"}))
 
 		By("writing the environment ConfigMap, owned by the burst buffer")

@@ -1,0 +1,139 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// ComponentBench is the component label of workload benchmark pods.
+const ComponentBench = "bench"
+
+// workloadKinds are the software factors the standard profile measures after stage 3, each
+// as a share of the limit found below it (METHOD.md): shared-file N-1, small random I/O,
+// metadata.
+var workloadKinds = []struct{ kind, name string }{
+	{"sharedfile", "sharedFile"},
+	{"random4k", "random4k"},
+	{"metadata", "metadata"},
+}
+
+// reconcileWorkloads runs the workload benchmarks on every node, one kind after another (they
+// must not share the devices), and publishes each operation's aggregate beside the stage-3
+// best of the same direction.
+func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope) (bool, error) {
+	bb := s.bb
+	procs := 4
+	if sw := bb.Status.Limits.Sweep; sw != nil && sw.Write != nil && sw.Write.Plateau.ProcessesPerNode > 0 {
+		procs = int(sw.Write.Plateau.ProcessesPerNode)
+	}
+	var results []v1alpha1.WorkloadResult
+	for k, w := range workloadKinds {
+		var reports []bench.Report
+		for i, node := range s.nodes {
+			pod := nodetask.Pod(bb, nodetask.Spec{
+				Component: ComponentBench, Index: k*1000 + i, Node: node, Image: r.AgentImage,
+				Args: []string{"workload", "--kind", w.kind, "--dir", nodetask.InHost(bb, nodetask.DataDir(bb)),
+					"--procs", fmt.Sprint(procs), "--runtime", "5s", "--timeout", "3m"},
+				DeadlineSeconds: 300, MountStorage: true,
+			})
+			st, msg, err := engine.RunTask(ctx, r.Client, pod)
+			if err != nil {
+				return false, err
+			}
+			switch st {
+			case nodetask.Running:
+				bb.Status.Limits.Workloads = results
+				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
+					fmt.Sprintf("stage 3 done; workload benchmark %s (%d of %d) running", w.name, k+1, len(workloadKinds)))
+				return false, nil
+			case nodetask.Failed:
+				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+					fmt.Sprintf("workload benchmark %s failed on node %s: %s", w.name, node, reportMessage(msg)))
+				return false, nil
+			}
+			var rep bench.Report
+			if err := json.Unmarshal([]byte(msg), &rep); err != nil || rep.Phase != bench.PhaseSucceeded {
+				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+					fmt.Sprintf("workload benchmark %s on node %s: unreadable or failed report", w.name, node))
+				return false, nil
+			}
+			reports = append(reports, rep)
+		}
+		results = append(results, aggregateWorkload(bb, w.name, reports)...)
+	}
+	bb.Status.Limits.Workloads = results
+	return true, nil
+}
+
+// aggregateWorkload sums each operation over the nodes (the local engine's nodes share
+// nothing) and relates byte rates to the stage-3 best of the same direction.
+func aggregateWorkload(bb *v1alpha1.BurstBuffer, name string, reports []bench.Report) []v1alpha1.WorkloadResult {
+	type sum struct{ bytes, ops float64 }
+	sums := map[bench.Operation]*sum{}
+	var order []bench.Operation
+	for _, rep := range reports {
+		for _, res := range rep.Results {
+			if sums[res.Operation] == nil {
+				sums[res.Operation] = &sum{}
+				order = append(order, res.Operation)
+			}
+			sums[res.Operation].bytes += res.BytesPerSecond
+			sums[res.Operation].ops += res.OpsPerSecond
+		}
+	}
+	var out []v1alpha1.WorkloadResult
+	for _, op := range order {
+		sm := sums[op]
+		wr := v1alpha1.WorkloadResult{Name: name + "/" + string(op), Operation: string(op),
+			BytesPerSecond: positive(int64(sm.bytes)), OpsPerSecond: positive(int64(sm.ops))}
+		if best := stage3Best(bb, op); best > 0 && sm.bytes > 0 {
+			share := int32(100*sm.bytes/float64(best) + 0.5)
+			wr.SharePercent = &share
+		}
+		out = append(out, wr)
+	}
+	return out
+}
+
+// stage3Best is the stage-3 best of the direction of op (writes: write, randwrite; reads:
+// read, randread); 0 for metadata or when unknown.
+func stage3Best(bb *v1alpha1.BurstBuffer, op bench.Operation) int64 {
+	sw := bb.Status.Limits.Sweep
+	if sw == nil {
+		return 0
+	}
+	var r *v1alpha1.SweepResult
+	switch {
+	case op == bench.OpWrite || op == bench.OpRandWrite:
+		r = sw.Write
+	case op == bench.OpRead || op == bench.OpRandRead:
+		r = sw.Read
+	}
+	if r == nil {
+		return 0
+	}
+	return r.BestBytesPerSecond
+}
+
+// workloadSummary is a line for the Validated condition.
+func workloadSummary(ws []v1alpha1.WorkloadResult) string {
+	var parts []string
+	for _, w := range ws {
+		switch {
+		case w.SharePercent != nil:
+			parts = append(parts, fmt.Sprintf("%s %d%%", w.Name, *w.SharePercent))
+		case w.OpsPerSecond != nil:
+			parts = append(parts, fmt.Sprintf("%s %d/s", w.Name, *w.OpsPerSecond))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
