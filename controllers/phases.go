@@ -106,16 +106,14 @@ func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (
 	for i := range bb.Status.Nodes {
 		bb.Status.Nodes[i].Prepared = res.Prepared[bb.Status.Nodes[i].Name]
 	}
-	switch {
-	case res.Ready:
+	if res.Ready {
 		bb.Status.Mount = res.Mount
 		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionTrue, res.Reason, res.Message)
 		return ctrl.Result{}, true, nil
-	case res.Terminal || len(res.FailedNodes) > 0:
-		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, res.Reason, res.Message)
-	default:
-		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, res.Reason, res.Message)
 	}
+	// In progress or failed: the reason tells which (summarise derives Failed from failure
+	// reasons such as ClientModuleMissing); watches on the engine's pods bring the next visit.
+	setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, res.Reason, res.Message)
 	return ctrl.Result{}, false, nil
 }
 

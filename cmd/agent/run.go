@@ -13,7 +13,6 @@ import (
 
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/limits"
-	"github.com/beeburst/beeburst/internal/units"
 )
 
 // profile is what `agent run` measures.
@@ -195,9 +194,9 @@ func analyse(node string, dev []bench.Result, points []limits.Point) (string, js
 		if res == nil {
 			continue
 		}
-		s := fmt.Sprintf("%s: best %s at N=%d (plateau from N=%d)", op, units.Rate(res.BestBytesPerSecond.Value()), res.Best.ProcessesPerNode, res.Plateau.ProcessesPerNode)
+		s := fmt.Sprintf("%s: best %s at N=%d (plateau from N=%d)", op, limits.FormatBytesPerSecondFixed(res.BestBytesPerSecond.Value(), 2), res.Best.ProcessesPerNode, res.Plateau.ProcessesPerNode)
 		if res.Efficiency != nil {
-			s += fmt.Sprintf(", limit %s (%s), efficiency %.2f", units.Rate(res.Limit.Value()), lim.For(op).Bottleneck, float64(*res.Efficiency))
+			s += fmt.Sprintf(", limit %s (%s), efficiency %.2f", limits.FormatBytesPerSecondFixed(res.Limit.Value(), 2), lim.For(op).Bottleneck, float64(*res.Efficiency))
 		}
 		if res.ExceedsLimit {
 			s += " - ABOVE the device limit: caching suspected, not a valid limit"
@@ -219,7 +218,7 @@ func summaryText(r *bench.Report, analysis string) string {
 	fmt.Fprintf(&b, "\n== beeburst agent run on %s ==\n", r.Node)
 	fmt.Fprintf(&b, "stage 2 - components:\n")
 	for _, x := range r.Results {
-		fmt.Fprintf(&b, "  %-9s %-9s %12s  (%d processes, %.1f s)\n", x.Label, x.Operation, units.Rate(x.BytesPerSecond), x.Processes, x.RuntimeSeconds)
+		fmt.Fprintf(&b, "  %-9s %-9s %12s  (%d processes, %.1f s)\n", x.Label, x.Operation, limits.FormatBytesPerSecondFixed(x.BytesPerSecond, 2), x.Processes, x.RuntimeSeconds)
 		if x.Operation == bench.OpTransfer {
 			fmt.Fprintf(&b, "  %-9s %-9s %12.2f Gbit/s\n", "", "", x.BytesPerSecond*8/1e9)
 		}
@@ -228,10 +227,10 @@ func summaryText(r *bench.Report, analysis string) string {
 	for _, p := range r.Sweep {
 		var w, rd string
 		if x := bench.Find(p.Results, bench.OpWrite); x != nil {
-			w = units.Rate(x.BytesPerSecond)
+			w = limits.FormatBytesPerSecondFixed(x.BytesPerSecond, 2)
 		}
 		if x := bench.Find(p.Results, bench.OpRead); x != nil {
-			rd = units.Rate(x.BytesPerSecond)
+			rd = limits.FormatBytesPerSecondFixed(x.BytesPerSecond, 2)
 		}
 		fmt.Fprintf(&b, "  %-4d %14s %14s\n", p.ProcessesPerNode, w, rd)
 	}
