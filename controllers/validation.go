@@ -223,6 +223,16 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 		}
 	}
 	bb.Status.Limits.Components = comp
+	if bb.Spec.Storage.CapacityPerNode == nil {
+		// No capacity asked for: the burst buffer may use what was free on each node.
+		var total int64
+		for _, node := range s.nodes {
+			total += figures[node].FreeBytes
+		}
+		if total > 0 {
+			bb.Status.Capacity = resource.NewQuantity(total, resource.BinarySI)
+		}
+	}
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{v1alpha1.WarningBelowDocumented: true}, warnings)
 }
 
@@ -296,7 +306,7 @@ func deviceFigures(msg string) (nodecache.Figures, error) {
 	if rep.Phase != bench.PhaseSucceeded {
 		return nodecache.Figures{}, fmt.Errorf("probe %s: %s", rep.Phase, rep.Message)
 	}
-	f := nodecache.Figures{MeasuredTime: rep.EndTime}
+	f := nodecache.Figures{MeasuredTime: rep.EndTime, FreeBytes: rep.FreeBytes}
 	for _, res := range rep.Results {
 		switch res.Operation {
 		case bench.OpWrite:

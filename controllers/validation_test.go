@@ -22,7 +22,7 @@ import (
 // The agent's reports are simulated here (no kubelet runs pods in envtest); their shape is the
 // agent's own type, and the agent's tests run the real tools.
 func deviceReport(node string, write, read float64) string {
-	b, _ := json.Marshal(bench.Report{Command: "probe-device", Tool: "fio", Phase: bench.PhaseSucceeded, Node: node,
+	b, _ := json.Marshal(bench.Report{Command: "probe-device", Tool: "fio", Phase: bench.PhaseSucceeded, Node: node, FreeBytes: 4 << 30,
 		StartTime: time.Now().Add(-5 * time.Second), EndTime: time.Now(),
 		Results: []bench.Result{{Operation: bench.OpWrite, BytesPerSecond: write, RuntimeSeconds: 3}, {Operation: bench.OpRead, BytesPerSecond: read, RuntimeSeconds: 3}}})
 	return string(b)
@@ -134,6 +134,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(comp.Write.LimitBytesPerSecond).To(Equal(int64(451e6)), "stage 2 limit = sum of measured devices")
 		Expect(comp.Write.Bottleneck).To(Equal("devices"))
 		Expect(cur.Status.Summary.WriteLimit).To(Equal("451 MB/s"), "from stage 2 on the measured figure is the limit")
+		Expect(cur.Status.Capacity.String()).To(Equal("8Gi"), "free space of both nodes, as probed")
 		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningBelowDocumented),
 			HaveField("Node", ns+"-b"), HaveField("Component", "device-write"))))
 		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Node", ns+"-a")))

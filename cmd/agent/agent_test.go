@@ -85,6 +85,9 @@ func TestRealDeviceProbe(t *testing.T) {
 	if w.Processes != 2 || rd.Processes != 2 {
 		t.Errorf("processes %d/%d", w.Processes, rd.Processes)
 	}
+	if r.FreeBytes <= 0 {
+		t.Errorf("the probe must report the free space it found (the burst buffer's capacity): %d", r.FreeBytes)
+	}
 	if r.Tools.Fio == "" || r.Monitor == nil || r.Monitor.Samples < 2 {
 		t.Errorf("tools %+v monitor %+v", r.Tools, r.Monitor)
 	}

@@ -111,6 +111,9 @@ also when the run fails or is cancelled.`,
 		RunE: func(*cobra.Command, []string) error {
 			return runReport(g, stdout, "probe-device", func(ctx context.Context, r *bench.Report) error {
 				r.Tool = bench.ToolFio
+				if free, err := freeBytes(f.dir); err == nil {
+					r.FreeBytes = int64(free)
+				}
 				wd, cleanup, err := workDir(f.dir, "probe")
 				if err != nil {
 					return err

@@ -165,6 +165,9 @@ type Report struct {
 	// internal/limits' JSON ({"limits": ..., "sweep": ...}).
 	Analysis json.RawMessage `json:"analysis,omitempty"`
 	Tools    Tools           `json:"tools"`
+	// FreeBytes is the space available below --dir before the run (device probe): the
+	// operator publishes it as the burst buffer's capacity when the spec gives none.
+	FreeBytes int64 `json:"freeBytes,omitempty"`
 	// Output is where the full Report was written (--output), if anywhere.
 	Output string `json:"output,omitempty"`
 	// Truncated is true when detail was dropped to fit the termination message.

@@ -25,6 +25,8 @@ type Figures struct {
 	DeviceWriteBytesPerSecond int64     `json:"deviceWriteBytesPerSecond,omitempty"`
 	DeviceReadBytesPerSecond  int64     `json:"deviceReadBytesPerSecond,omitempty"`
 	NetworkBytesPerSecond     int64     `json:"networkBytesPerSecond,omitempty"`
+	// FreeBytes is the space that was free on the storage path when it was probed.
+	FreeBytes int64 `json:"freeBytes,omitempty"`
 	// MeasuredBy names the burst buffer whose probe measured them (namespace/name).
 	MeasuredBy string `json:"measuredBy,omitempty"`
 }
