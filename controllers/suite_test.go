@@ -70,7 +70,10 @@ var _ = BeforeSuite(func() {
 
 var _ = AfterSuite(func() {
 	stopManager()
-	Expect(testEnv.Stop()).To(Succeed())
+	// Also after a failed BeforeSuite: a started API server must not outlive the suite.
+	if testEnv != nil {
+		Expect(testEnv.Stop()).To(Succeed())
+	}
 })
 
 // startManager runs the operator in-process, configured as cmd/manager configures it.

@@ -230,7 +230,8 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 			total += figures[node].FreeBytes
 		}
 		if total > 0 {
-			bb.Status.Capacity = resource.NewQuantity(total, resource.BinarySI)
+			// Whole MiB ("7461Mi"), which reads at a glance in `kubectl get bb`.
+			bb.Status.Capacity = resource.NewQuantity(total&^(1<<20-1), resource.BinarySI)
 		}
 	}
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{v1alpha1.WarningBelowDocumented: true}, warnings)
