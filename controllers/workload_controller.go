@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -35,7 +36,7 @@ type WorkloadReconciler struct {
 	Recorder events.EventRecorder
 }
 
-// +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers/status,verbs=get;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
@@ -64,7 +65,29 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		errs = append(errs, r.release(ctx, bb, pods.Items))
 	}
 	errs = append(errs, r.patchStatus(ctx, bb, pods.Items))
-	return ctrl.Result{}, errors.Join(errs...)
+	res, err := r.teardown(ctx, bb, pods.Items)
+	errs = append(errs, err)
+	return res, errors.Join(errs...)
+}
+
+// teardown starts teardown when the policy says so, by deleting the BurstBuffer: its
+// finalizer stages out first and keeps everything if that fails. A TTL is a clock: wake up
+// when it runs out.
+func (r *WorkloadReconciler) teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, pods []corev1.Pod) (ctrl.Result, error) {
+	if !bb.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	d := workload.Teardown(bb, workload.Status(pods), time.Now())
+	if !d.Due {
+		if d.At != nil {
+			return ctrl.Result{RequeueAfter: time.Until(d.At.Time)}, nil
+		}
+		return ctrl.Result{}, nil
+	}
+	if r.Recorder != nil {
+		r.Recorder.Eventf(bb, nil, corev1.EventTypeNormal, "TeardownStarted", "Teardown", "%s", d.Reason)
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, bb))
 }
 
 // ready: the gate may be lifted. A burst buffer being deleted is not: its data is about to
@@ -150,11 +173,11 @@ func (r *WorkloadReconciler) hostnames(ctx context.Context, bb *v1alpha1.BurstBu
 // teardown logic owns them.
 func (r *WorkloadReconciler) patchStatus(ctx context.Context, bb *v1alpha1.BurstBuffer, pods []corev1.Pod) error {
 	st := workload.Status(pods)
-	if old := bb.Status.Workload; old != nil {
+	if bb.DeletionTimestamp.IsZero() {
+		d := workload.Teardown(bb, st, time.Now())
+		st.TeardownTime, st.TeardownReason = d.At, d.Reason
+	} else if old := bb.Status.Workload; old != nil {
 		st.TeardownTime, st.TeardownReason = old.TeardownTime, old.TeardownReason
-	}
-	if at, reason, ok := workload.TTLTeardown(bb); ok {
-		st.TeardownTime, st.TeardownReason = &at, reason
 	}
 	var want *v1alpha1.WorkloadStatus
 	if !equality.Semantic.DeepEqual(st, v1alpha1.WorkloadStatus{}) {

@@ -5,9 +5,11 @@
 package workload
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -191,15 +193,46 @@ func Status(pods []corev1.Pod) v1alpha1.WorkloadStatus {
 	return st
 }
 
-// TTLTeardown returns when and why a burst buffer with policy AfterTTL goes away: ttl after
-// it became Ready. ok is false for other policies or before Ready.
-func TTLTeardown(bb *v1alpha1.BurstBuffer) (at metav1.Time, reason string, ok bool) {
+// TeardownDecision says when and why a burst buffer goes away under its teardown policy.
+type TeardownDecision struct {
+	// Due is true when teardown should start now.
+	Due bool
+	// At is when it will start, when known (AfterTTL), or when it became due.
+	At *metav1.Time
+	// Reason is for status.workload.teardownReason and the event.
+	Reason string
+}
+
+// Teardown applies spec.teardown to a Ready burst buffer and its workload pods:
+//   - AfterWorkload: due once there was at least one workload pod and all of them completed
+//     (none gated, none running); a burst buffer nobody used stays until it is deleted.
+//   - AfterTTL: due ttl after Ready.
+//   - Manual: never; the user deletes the BurstBuffer.
+//
+// Teardown itself is deleting the BurstBuffer: the finalizer then stages out (or stops in
+// StageOutFailed, keeping the data) before anything on the nodes is removed.
+func Teardown(bb *v1alpha1.BurstBuffer, st v1alpha1.WorkloadStatus, now time.Time) TeardownDecision {
 	td := bb.Spec.Teardown
-	if td.Policy != v1alpha1.TeardownAfterTTL || td.TTL == nil || bb.Status.ReadyTime == nil {
-		return metav1.Time{}, "", false
+	if bb.Status.ReadyTime == nil {
+		return TeardownDecision{Reason: string(td.Policy) + ": waiting for the burst buffer to be Ready"}
 	}
-	return metav1.NewTime(bb.Status.ReadyTime.Add(td.TTL.Duration)),
-		"AfterTTL: " + td.TTL.Duration.String() + " after Ready", true
+	switch td.Policy {
+	case v1alpha1.TeardownManual:
+		return TeardownDecision{Reason: "Manual: delete the BurstBuffer to tear it down"}
+	case v1alpha1.TeardownAfterTTL:
+		if td.TTL == nil {
+			return TeardownDecision{Reason: "AfterTTL without ttl"} // CRD validation forbids it
+		}
+		at := metav1.NewTime(bb.Status.ReadyTime.Add(td.TTL.Duration))
+		return TeardownDecision{Due: !now.Before(at.Time), At: &at, Reason: "AfterTTL: " + td.TTL.Duration.String() + " after Ready"}
+	default: // AfterWorkload
+		total := st.CompletedPods + st.RunningPods + int32(len(st.GatedPods))
+		if total == 0 || st.RunningPods > 0 || len(st.GatedPods) > 0 {
+			return TeardownDecision{Reason: fmt.Sprintf("AfterWorkload: %d of %d workload pod(s) completed", st.CompletedPods, total)}
+		}
+		t := metav1.NewTime(now)
+		return TeardownDecision{Due: true, At: &t, Reason: fmt.Sprintf("AfterWorkload: all %d workload pod(s) completed", total)}
+	}
 }
 
 // figure is one operation's planning figure and where it comes from.

@@ -250,30 +250,42 @@ func TestStatus(t *testing.T) {
 	}
 }
 
-func TestTTLTeardown(t *testing.T) {
-	ready := metav1.NewTime(time.Date(2025, 1, 2, 3, 0, 0, 0, time.UTC))
+func TestTeardown(t *testing.T) {
+	ready := metav1.NewTime(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	ttl := v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: &metav1.Duration{Duration: 2 * time.Hour}}
+	after := v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterWorkload}
+	manual := v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownManual}
+	done := v1alpha1.WorkloadStatus{CompletedPods: 3}
 	for _, tc := range []struct {
 		name     string
 		teardown v1alpha1.TeardownSpec
 		ready    *metav1.Time
-		wantOK   bool
-		wantAt   time.Time
+		st       v1alpha1.WorkloadStatus
+		now      time.Time
+		due      bool
+		at       time.Time
+		reason   string
 	}{
-		{"AfterTTL, Ready", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: &metav1.Duration{Duration: 2 * time.Hour}}, &ready, true, ready.Add(2 * time.Hour)},
-		{"AfterTTL, not Ready yet", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: &metav1.Duration{Duration: time.Hour}}, nil, false, time.Time{}},
-		{"AfterWorkload", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterWorkload}, &ready, false, time.Time{}},
-		{"Manual", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownManual}, &ready, false, time.Time{}},
+		{"AfterTTL, before", ttl, &ready, done, ready.Add(time.Hour), false, ready.Add(2 * time.Hour), "AfterTTL: 2h0m0s after Ready"},
+		{"AfterTTL, past", ttl, &ready, v1alpha1.WorkloadStatus{RunningPods: 1}, ready.Add(3 * time.Hour), true, ready.Add(2 * time.Hour), "AfterTTL: 2h0m0s after Ready"},
+		{"not Ready yet", ttl, nil, done, ready.Time, false, time.Time{}, "AfterTTL: waiting for the burst buffer to be Ready"},
+		{"AfterWorkload, all completed", after, &ready, done, ready.Add(time.Minute), true, ready.Add(time.Minute), "AfterWorkload: all 3 workload pod(s) completed"},
+		{"AfterWorkload, one running", after, &ready, v1alpha1.WorkloadStatus{CompletedPods: 2, RunningPods: 1}, ready.Add(time.Minute), false, time.Time{}, "AfterWorkload: 2 of 3 workload pod(s) completed"},
+		{"AfterWorkload, one still gated", after, &ready, v1alpha1.WorkloadStatus{CompletedPods: 2, GatedPods: []string{"p"}}, ready.Add(time.Minute), false, time.Time{}, "AfterWorkload: 2 of 3 workload pod(s) completed"},
+		{"AfterWorkload, never used", after, &ready, v1alpha1.WorkloadStatus{}, ready.Add(time.Hour), false, time.Time{}, "AfterWorkload: 0 of 0 workload pod(s) completed"},
+		{"Manual", manual, &ready, done, ready.Add(100 * time.Hour), false, time.Time{}, "Manual: delete the BurstBuffer to tear it down"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bb := bbWith(nil)
 			bb.Spec.Teardown = tc.teardown
 			bb.Status.ReadyTime = tc.ready
-			at, reason, ok := TTLTeardown(bb)
-			if ok != tc.wantOK || !at.Time.Equal(tc.wantAt) {
-				t.Errorf("TTLTeardown() = %v, %q, %v; want %v, %v", at, reason, ok, tc.wantAt, tc.wantOK)
+			d := Teardown(bb, tc.st, tc.now)
+			var at time.Time
+			if d.At != nil {
+				at = d.At.Time
 			}
-			if ok && reason != "AfterTTL: 2h0m0s after Ready" {
-				t.Errorf("reason %q", reason)
+			if d.Due != tc.due || !at.Equal(tc.at) || d.Reason != tc.reason {
+				t.Errorf("Teardown() = %v %v %q; want %v %v %q", d.Due, at, d.Reason, tc.due, tc.at, tc.reason)
 			}
 		})
 	}

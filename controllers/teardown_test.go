@@ -1,0 +1,107 @@
+package controllers_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+var _ = Describe("Teardown policies", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+		makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
+	})
+	readyBB := func(name string, td v1alpha1.TeardownSpec) *v1alpha1.BurstBuffer {
+		bb := localBB(ns, name, 1)
+		bb.Spec.Teardown = td
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, name+"-prep-0", corev1.PodSucceeded, "")
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+		return bb
+	}
+	jobPod := func(bb, name string) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{v1alpha1.LabelBurstBuffer: bb}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "job", Image: "busybox"}}},
+		}
+		Expect(k8s.Create(ctx, pod)).To(Succeed())
+	}
+	gone := func(bb *v1alpha1.BurstBuffer) func() bool {
+		return func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}
+	}
+
+	It("AfterWorkload (the default): tears down once every workload pod completed, and says why before", func() {
+		bb := readyBB("job", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterWorkload})
+		jobPod("job", "worker-0")
+		jobPod("job", "worker-1")
+		Eventually(func() string { return reason(get(ctx, bb)) }, timeout).Should(Equal("AfterWorkload: 0 of 2 workload pod(s) completed"))
+		finishPod(ctx, ns, "worker-0", corev1.PodSucceeded, "")
+		Eventually(func() string { return reason(get(ctx, bb)) }, timeout).Should(Equal("AfterWorkload: 1 of 2 workload pod(s) completed"))
+		Consistently(gone(bb), 2*time.Second).Should(BeFalse(), "one pod still runs")
+
+		finishPod(ctx, ns, "worker-1", corev1.PodFailed, "")
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseTearingDown))
+		finishPod(ctx, ns, "job-clean-0", corev1.PodSucceeded, "")
+		Eventually(gone(bb), timeout).Should(BeTrue())
+	})
+
+	It("AfterTTL: tears down ttl after Ready, with the time in the status beforehand", func() {
+		bb := readyBB("ttl", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: &metav1.Duration{Duration: 3 * time.Second}})
+		Eventually(func() *metav1.Time {
+			if w := get(ctx, bb).Status.Workload; w != nil {
+				return w.TeardownTime
+			}
+			return nil
+		}, timeout).ShouldNot(BeNil())
+		cur := get(ctx, bb)
+		Expect(cur.Status.Workload.TeardownTime.Time).To(BeTemporally("~", cur.Status.ReadyTime.Add(3*time.Second), time.Second))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseTearingDown), "the clock alone starts teardown")
+		finishPod(ctx, ns, "ttl-clean-0", corev1.PodSucceeded, "")
+		Eventually(gone(bb), timeout).Should(BeTrue())
+	})
+
+	It("Manual: stays after its workload completed", func() {
+		bb := readyBB("manual", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownManual})
+		jobPod("manual", "only")
+		finishPod(ctx, ns, "only", corev1.PodSucceeded, "")
+		Eventually(func() string { return reason(get(ctx, bb)) }, timeout).Should(Equal("Manual: delete the BurstBuffer to tear it down"))
+		Consistently(gone(bb), 3*time.Second).Should(BeFalse())
+		Expect(get(ctx, bb).Status.Phase).To(Equal(v1alpha1.PhaseReady))
+	})
+
+	It("never removes data named in stageOut: an automatic teardown stops in StageOutFailed", func() {
+		bb := localBB(ns, "keepout", 1)
+		bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: &v1alpha1.PVCSource{ClaimName: "out"}}}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "keepout-prep-0", corev1.PodSucceeded, "")
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+		jobPod("keepout", "only")
+		finishPod(ctx, ns, "only", corev1.PodSucceeded, "")
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseStageOutFailed))
+		Consistently(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "keepout-clean-0"}, &corev1.Pod{})
+		}, 2*time.Second).ShouldNot(Succeed(), "no data may be removed before stage-out")
+	})
+})
+
+func reason(bb *v1alpha1.BurstBuffer) string {
+	if bb.Status.Workload == nil {
+		return ""
+	}
+	return bb.Status.Workload.TeardownReason
+}
