@@ -59,8 +59,17 @@ type Spec struct {
 	Args      []string
 	// DeadlineSeconds bounds the pod's life from when the kubelet accepts it, including a
 	// volume that never mounts (a storage path missing on the node): the kubelet fails the
-	// pod with DeadlineExceeded instead of it hanging in ContainerCreating.
+	// pod with DeadlineExceeded instead of it hanging in ContainerCreating. 0 means 300 s;
+	// negative means no deadline (copies of unknown size).
 	DeadlineSeconds int64
+	// Scheduled pins the pod to Node with required node affinity instead of nodeName, so the
+	// scheduler binds its volumes: a claim with WaitForFirstConsumer binding is provisioned
+	// for the node, and a claim the node cannot reach leaves the pod Pending with the
+	// scheduler's reason instead of failing in the kubelet.
+	Scheduled bool
+	// Volumes and Mounts are added to the pod and its container.
+	Volumes []corev1.Volume
+	Mounts  []corev1.VolumeMount
 	// MountStorage mounts spec.storage.path (which must already exist on the node: a missing
 	// path must fail, not silently create a directory on the root disk) at HostMount.
 	MountStorage bool
@@ -72,9 +81,12 @@ type Spec struct {
 // Pod builds the pod of a node task, owned by bb. The pod is pinned with nodeName: these
 // tasks belong to one node each and must not wait for (or be moved by) the scheduler.
 func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
-	deadline := s.DeadlineSeconds
-	if deadline == 0 {
-		deadline = 300
+	var deadline *int64
+	switch {
+	case s.DeadlineSeconds == 0:
+		deadline = ptr(int64(300))
+	case s.DeadlineSeconds > 0:
+		deadline = ptr(s.DeadlineSeconds)
 	}
 	env := append([]corev1.EnvVar{{
 		Name:      "NODE_NAME",
@@ -92,7 +104,7 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			NodeName:                     s.Node,
 			RestartPolicy:                corev1.RestartPolicyNever,
-			ActiveDeadlineSeconds:        &deadline,
+			ActiveDeadlineSeconds:        deadline,
 			HostNetwork:                  s.HostNetwork,
 			AutomountServiceAccountToken: ptr(false),
 			// Node tasks must run on nodes that are cordoned or tainted for other work too:
@@ -125,6 +137,19 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 			}},
 		}}
 		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "storage", MountPath: HostMount}}
+	}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, s.Volumes...)
+	pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, s.Mounts...)
+	if s.Scheduled {
+		// matchFields on metadata.name is how DaemonSet pods are pinned: exactly this node.
+		pod.Spec.NodeName = ""
+		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
+					Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{s.Node},
+				}}}},
+			},
+		}}
 	}
 	return pod
 }

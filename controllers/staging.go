@@ -1,0 +1,263 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/staging"
+	"github.com/beeburst/beeburst/internal/workload"
+)
+
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch
+
+// Reasons of the StagedIn and StagedOut conditions besides the API's Staging, Staged and
+// StageFailed.
+const (
+	// ReasonClaimNotFound: a claim named in the spec does not exist (yet).
+	ReasonClaimNotFound = "ClaimNotFound"
+	// ReasonWaitingForWorkload: stage-out waits until the workload's pods have ended.
+	ReasonWaitingForWorkload = "WaitingForWorkload"
+	// ReasonNodeGone: a node holding data is gone; its data cannot be staged out.
+	ReasonNodeGone = "NodeGone"
+	// ReasonSkippedByHurry: spec.teardown.hurry skipped the stage-out.
+	ReasonSkippedByHurry = "SkippedByHurry"
+)
+
+// stageOutcome is what one visit of a copy found.
+type stageOutcome int
+
+const (
+	stageWaiting stageOutcome = iota
+	stageDone
+	stageFailed
+)
+
+// reconcileStageIn copies spec.stageIn into the burst buffer once it is provisioned and
+// validated, before Ready: the workload's gate lifts only after its input is there. A failed
+// copy keeps the gate closed and says why; deleting the failed pod (or correcting the spec)
+// retries it.
+func (r *BurstBufferReconciler) reconcileStageIn(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	bb := s.bb
+	if len(bb.Spec.StageIn) == 0 || conditionIs(bb, v1alpha1.ConditionStagedIn, metav1.ConditionTrue) {
+		return ctrl.Result{}, true, nil
+	}
+	out, res, err := r.stage(ctx, s, staging.In)
+	if err != nil || out != stageDone {
+		return res, false, err
+	}
+	return ctrl.Result{}, true, nil
+}
+
+// reconcileStageOut copies spec.stageOut out of the burst buffer at teardown, after the
+// workload's pods have ended. It is done when every node's copy succeeded; until then (and
+// after a failure, until a human decides) nothing on the nodes is removed.
+func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	bb := s.bb
+	if len(bb.Spec.StageOut) == 0 || conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue) {
+		return ctrl.Result{}, true, nil
+	}
+	if bb.Status.ReadyTime == nil || bb.Status.Mount == nil {
+		// The gate never lifted: no workload ran on this burst buffer, so it holds no results.
+		setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue, v1alpha1.ReasonNothingToStage,
+			"the burst buffer never became Ready, so no workload wrote to it: nothing to stage out")
+		return ctrl.Result{}, true, nil
+	}
+	running, err := r.runningWorkload(ctx, bb)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if len(running) > 0 {
+		setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, ReasonWaitingForWorkload,
+			fmt.Sprintf("waiting for %d workload pod(s) to end before staging out: %s", len(running), strings.Join(running, ", ")))
+		return ctrl.Result{}, false, nil
+	}
+	for _, n := range s.nodes {
+		var node corev1.Node
+		if err := r.Get(ctx, client.ObjectKey{Name: n}, &node); apierrors.IsNotFound(err) {
+			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, ReasonNodeGone,
+				fmt.Sprintf("node %s is gone: the data on it cannot be staged out. Nothing was removed from the other nodes; set spec.teardown.hurry: true to finish the teardown without it", n))
+			return ctrl.Result{}, false, nil
+		} else if err != nil {
+			return ctrl.Result{}, false, err
+		}
+	}
+	out, res, err := r.stage(ctx, s, staging.Out)
+	return res, err == nil && out == stageDone, err
+}
+
+// stage runs one direction's copy pods and writes its condition and status.
+func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.Direction) (stageOutcome, ctrl.Result, error) {
+	bb := s.bb
+	cond := map[staging.Direction]string{staging.In: v1alpha1.ConditionStagedIn, staging.Out: v1alpha1.ConditionStagedOut}[d]
+	specs := staging.Specs(bb, d)
+
+	var claims []corev1.PersistentVolumeClaim
+	for _, name := range staging.Claims(specs) {
+		var pvc corev1.PersistentVolumeClaim
+		err := r.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: name}, &pvc)
+		if apierrors.IsNotFound(err) {
+			// Stage-in waits (the claim may be created right after the BurstBuffer); for stage-out
+			// this needs a human (summarise makes it StageOutFailed). Either way the claim's
+			// watch resumes the copy as soon as it exists.
+			setCondition(bb, cond, metav1.ConditionFalse, ReasonClaimNotFound,
+				fmt.Sprintf("PersistentVolumeClaim %s/%s does not exist: create it (or correct the claim name in spec.%s); the copy starts when it exists%s",
+					bb.Namespace, name, map[staging.Direction]string{staging.In: "stageIn", staging.Out: "stageOut"}[d],
+					map[staging.Direction]string{staging.In: "", staging.Out: ". The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up"}[d]))
+			return stageWaiting, ctrl.Result{}, nil
+		}
+		if err != nil {
+			return stageWaiting, ctrl.Result{}, err
+		}
+		claims = append(claims, pvc)
+	}
+	parallel := staging.Parallel(d, claims)
+
+	if err := r.deleteStaleStagePods(ctx, bb, d); err != nil {
+		return stageWaiting, ctrl.Result{}, err
+	}
+	var pods []staging.NodePod
+	previousDone := true
+	for i, node := range s.nodes {
+		want := staging.Pod(bb, d, i, node, r.AgentImage)
+		np := staging.NodePod{Node: node}
+		var cur corev1.Pod
+		err := r.Get(ctx, client.ObjectKeyFromObject(want), &cur)
+		switch {
+		case apierrors.IsNotFound(err):
+			if parallel || previousDone {
+				if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+					return stageWaiting, ctrl.Result{}, err
+				}
+				np.Pod = want
+			}
+		case err != nil:
+			return stageWaiting, ctrl.Result{}, err
+		default:
+			np.Pod = &cur
+		}
+		if np.Pod == nil {
+			previousDone = false
+		} else if st, _ := nodetask.StateOf(np.Pod); st != nodetask.Succeeded {
+			previousDone = false
+		}
+		pods = append(pods, np)
+	}
+
+	st := staging.Summarise(pods, parallel, r.Now())
+	if d == staging.In {
+		bb.Status.StageIn = &st
+	} else {
+		bb.Status.StageOut = &st
+	}
+	msg := staging.Message(d, st)
+	switch st.Phase {
+	case v1alpha1.StageSucceeded:
+		setCondition(bb, cond, metav1.ConditionTrue, v1alpha1.ReasonStaged, msg)
+		return stageDone, ctrl.Result{}, nil
+	case v1alpha1.StageFailed:
+		var failed []string
+		for _, n := range st.Nodes {
+			if n.Phase == v1alpha1.StageFailed {
+				failed = append(failed, n.Pod)
+			}
+		}
+		keep := ""
+		if d == staging.Out {
+			keep = " The data stays on the nodes."
+		}
+		setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
+			fmt.Sprintf("%s.%s To retry, fix the cause and delete the failed pod(s) %s (or correct spec.%s)%s",
+				msg, keep, strings.Join(failed, ", "), map[staging.Direction]string{staging.In: "stageIn", staging.Out: "stageOut"}[d],
+				map[staging.Direction]string{staging.In: "", staging.Out: "; or set spec.teardown.hurry: true to give the data up"}[d]))
+		return stageFailed, ctrl.Result{}, nil
+	}
+	setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStaging, msg)
+	return stageWaiting, ctrl.Result{}, nil
+}
+
+// deleteStaleStagePods removes copy pods of an earlier version of the direction's spec (they
+// carry another key in their name), so that a corrected spec starts fresh copies.
+func (r *BurstBufferReconciler) deleteStaleStagePods(ctx context.Context, bb *v1alpha1.BurstBuffer, d staging.Direction) error {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
+		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy, nodetask.LabelComponent: string(d),
+	}); err != nil {
+		return err
+	}
+	current := map[string]bool{}
+	for i := range bb.Status.Nodes {
+		current[staging.PodName(bb, d, i)] = true
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !current[p.Name] && p.DeletionTimestamp.IsZero() {
+			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runningWorkload names the workload's pods that started and have not ended: stage-out must
+// not copy results still being written. Pods still gated never ran.
+func (r *BurstBufferReconciler) runningWorkload(ctx context.Context, bb *v1alpha1.BurstBuffer) ([]string, error) {
+	sel, err := workload.Selector(bb)
+	if err != nil {
+		return nil, err
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, err
+	}
+	var names []string
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if workload.IsGated(p) || workload.IsCompleted(p) {
+			continue
+		}
+		names = append(names, p.Name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// burstBuffersOfClaim maps a claim event to the burst buffers in its namespace that stage
+// from or to it (a missing claim that appears starts the waiting copy).
+func (r *BurstBufferReconciler) burstBuffersOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.BurstBufferList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		bb := &list.Items[i]
+		for _, d := range []staging.Direction{staging.In, staging.Out} {
+			if contains(staging.Claims(staging.Specs(bb, d)), o.GetName()) {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bb)})
+				break
+			}
+		}
+	}
+	return reqs
+}
+
+func contains(names []string, n string) bool {
+	for _, s := range names {
+		if s == n {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,338 @@
+// Package staging plans the stage-in and stage-out copies of a burst buffer as one pod per
+// node and summarises their pods into the status. Pure functions: the controller creates the
+// pods and writes the status; the copy itself is internal/treecopy, run by the agent.
+//
+// Who copies what:
+//   - local engine (every node has its own scratch): stage-in copies everything to every
+//     node, so a workload pod finds its input wherever it lands; stage-out copies each node's
+//     directory into the same destination, merged. A path written with different content on
+//     two nodes is a conflict that fails the stage-out (nothing is overwritten), so results
+//     should carry the pod's or node's name;
+//   - beegfs (one shared file system): node i of n copies the files whose path hashes to
+//     shard i, so the file system is copied once, by all nodes in parallel.
+package staging
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// Direction is stage-in or stage-out.
+type Direction string
+
+// Directions; the values are the pods' component labels.
+const (
+	In  Direction = "stagein"
+	Out Direction = "stageout"
+)
+
+// Where a stage pod sees the burst buffer and the claims.
+const (
+	BurstBufferMount = "/burst-buffer"
+	ClaimsMount      = "/claims"
+)
+
+// Specs are the copies of a direction.
+func Specs(bb *v1alpha1.BurstBuffer, d Direction) []v1alpha1.StageSpec {
+	if d == In {
+		return bb.Spec.StageIn
+	}
+	return bb.Spec.StageOut
+}
+
+// Claims are the distinct claim names of the copies, in order of first use.
+func Claims(specs []v1alpha1.StageSpec) []string {
+	var names []string
+	for _, s := range specs {
+		if !contains(names, s.PersistentVolumeClaim.ClaimName) {
+			names = append(names, s.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	return names
+}
+
+// Parallel says whether the copies may run on all nodes at once: every claim can be mounted
+// by several nodes (ReadWriteMany; for stage-in, which mounts read-only, ReadOnlyMany too).
+// Otherwise nodes copy one after another, which a ReadWriteOnce claim allows.
+func Parallel(d Direction, claims []corev1.PersistentVolumeClaim) bool {
+	for _, c := range claims {
+		modes := c.Status.AccessModes
+		if len(modes) == 0 { // not bound yet: what was asked for
+			modes = c.Spec.AccessModes
+		}
+		ok := false
+		for _, m := range modes {
+			if m == corev1.ReadWriteMany || (d == In && m == corev1.ReadOnlyMany) {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Shared says whether the engine's file system is one for all nodes (copied in shards) or
+// node-local (copied per node).
+func Shared(bb *v1alpha1.BurstBuffer) bool { return bb.Spec.Engine == v1alpha1.EngineBeeGFS }
+
+// Key is a short hash of a direction's copies. Pod names carry it, so that a changed spec (a
+// corrected claim name after a failed stage-out) gets fresh pods and the old ones are
+// recognisable as stale.
+func Key(specs []v1alpha1.StageSpec) string {
+	b, _ := json.Marshal(specs)
+	return nodetask.Hash(string(b))[:6]
+}
+
+// PodName is the name of node i's copy pod.
+func PodName(bb *v1alpha1.BurstBuffer, d Direction, i int) string {
+	return fmt.Sprintf("%s-%s-%s-%d", bb.Name, d, Key(Specs(bb, d)), i)
+}
+
+// Pod builds node i's copy pod. The burst buffer is reached through its mount's host path
+// (local: the node directory; beegfs: the client mount, hence HostToContainer propagation),
+// claims as volumes (read-only for stage-in). The pod is scheduled, not pinned with nodeName,
+// so the scheduler binds the claims (see nodetask.Spec.Scheduled), and has no deadline: a
+// copy takes as long as the data needs.
+func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *corev1.Pod {
+	specs := Specs(bb, d)
+	claims := Claims(specs)
+	readOnly := d == In
+	vols := []corev1.Volume{{
+		Name: "burst-buffer",
+		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: bb.Status.Mount.HostPath, Type: ptr(corev1.HostPathDirectory),
+		}},
+	}}
+	mounts := []corev1.VolumeMount{{
+		Name: "burst-buffer", MountPath: BurstBufferMount, MountPropagation: ptr(corev1.MountPropagationHostToContainer),
+	}}
+	for k, c := range claims {
+		name := fmt.Sprintf("claim-%d", k)
+		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c, ReadOnly: readOnly},
+		}})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: path.Join(ClaimsMount, name), ReadOnly: readOnly})
+	}
+	args := []string{"--timeout", "8760h", "stage"}
+	for _, s := range specs {
+		inBB := path.Join(BurstBufferMount, s.Path)
+		onClaim := path.Join(ClaimsMount, fmt.Sprintf("claim-%d", index(claims, s.PersistentVolumeClaim.ClaimName)), s.PersistentVolumeClaim.Path)
+		from, to := onClaim, inBB
+		if d == Out {
+			from, to = inBB, onClaim
+		}
+		args = append(args, "--from", from, "--to", to)
+	}
+	if d == Out {
+		// Node-local scratch: the job may not have written on every node.
+		args = append(args, "--missing-ok")
+	}
+	if Shared(bb) {
+		args = append(args, "--shard", fmt.Sprint(i), "--of", fmt.Sprint(len(bb.Status.Nodes)))
+	}
+	pod := nodetask.Pod(bb, nodetask.Spec{
+		Component: string(d), Index: i, Node: node, Image: image, Args: args,
+		DeadlineSeconds: -1, Scheduled: true, Volumes: vols, Mounts: mounts,
+	})
+	pod.Name = PodName(bb, d, i)
+	return pod
+}
+
+// NodePod is a node's copy pod as found in the API (nil: not created yet).
+type NodePod struct {
+	Node string
+	Pod  *corev1.Pod
+}
+
+// Summarise turns the nodes' pods into the status of the copy. now bounds the rate of a copy
+// still running.
+func Summarise(pods []NodePod, parallel bool, now time.Time) v1alpha1.StageStatus {
+	st := v1alpha1.StageStatus{Phase: v1alpha1.StagePending}
+	var start, end time.Time
+	succeeded, failed := 0, 0
+	for _, np := range pods {
+		ns := v1alpha1.StageNodeStatus{Name: np.Node, Phase: v1alpha1.StagePending}
+		if np.Pod == nil {
+			if !parallel {
+				ns.Message = "waits for the nodes before it (a claim that is not ReadWriteMany is mounted by one node at a time)"
+			}
+			st.Nodes = append(st.Nodes, ns)
+			continue
+		}
+		ns.Pod = np.Pod.Name
+		if t := np.Pod.CreationTimestamp.Time; !t.IsZero() && (start.IsZero() || t.Before(start)) {
+			start = t
+		}
+		state, msg := nodetask.StateOf(np.Pod)
+		switch state {
+		case nodetask.Running:
+			ns.Phase, ns.Message = runningPhase(np.Pod)
+		case nodetask.Succeeded, nodetask.Failed:
+			rep, err := report(msg)
+			if rep.Stage != nil {
+				ns.Files, ns.Bytes = rep.Stage.Files, rep.Stage.Bytes
+				st.SkippedFiles += rep.Stage.SkippedFiles
+				if len(rep.Stage.MissingSources) > 0 {
+					ns.Message = "nothing to copy at " + strings.Join(rep.Stage.MissingSources, ", ")
+				}
+			}
+			if t := finished(np.Pod); t.After(end) {
+				end = t
+			}
+			if state == nodetask.Succeeded && err == nil {
+				ns.Phase = v1alpha1.StageSucceeded
+				succeeded++
+			} else {
+				ns.Phase = v1alpha1.StageFailed
+				ns.Message = failure(msg, rep, err)
+				failed++
+			}
+		}
+		st.Files += ns.Files
+		st.Bytes += ns.Bytes
+		st.Nodes = append(st.Nodes, ns)
+	}
+	if !start.IsZero() {
+		st.StartTime = &metav1.Time{Time: start}
+		st.Phase = v1alpha1.StageRunning
+	}
+	switch {
+	case failed > 0:
+		st.Phase = v1alpha1.StageFailed
+	case succeeded == len(pods) && len(pods) > 0:
+		st.Phase = v1alpha1.StageSucceeded
+		st.CompletionTime = &metav1.Time{Time: end}
+		now = end
+	}
+	if !start.IsZero() && now.Sub(start) > 0 {
+		st.BytesPerSecond = int64(float64(st.Bytes) / now.Sub(start).Seconds())
+	}
+	return st
+}
+
+// Message is one line for the condition: totals, and the nodes that wait or failed.
+func Message(d Direction, st v1alpha1.StageStatus) string {
+	what := map[Direction]string{In: "stage-in", Out: "stage-out"}[d]
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %d file(s), %s", what, strings.ToLower(string(st.Phase)), st.Files, bytes(st.Bytes))
+	if st.BytesPerSecond > 0 {
+		fmt.Fprintf(&b, " at %s/s", bytes(st.BytesPerSecond))
+	}
+	if st.SkippedFiles > 0 {
+		fmt.Fprintf(&b, ", %d already there", st.SkippedFiles)
+	}
+	var notes []string
+	for _, n := range st.Nodes {
+		if n.Message != "" && (n.Phase == v1alpha1.StageFailed || n.Phase == v1alpha1.StagePending || n.Phase == v1alpha1.StageRunning) {
+			notes = append(notes, fmt.Sprintf("%s: %s", n.Name, n.Message))
+		}
+	}
+	sort.Strings(notes)
+	if len(notes) > 0 {
+		b.WriteString("; " + strings.Join(notes, "; "))
+	}
+	return b.String()
+}
+
+// runningPhase: a pod not yet started says why (the scheduler's message, e.g. a claim the
+// node cannot reach, or a volume that does not mount).
+func runningPhase(p *corev1.Pod) (v1alpha1.StagePhase, string) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return v1alpha1.StagePending, "not scheduled: " + c.Message
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running != nil {
+			return v1alpha1.StageRunning, ""
+		}
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			return v1alpha1.StagePending, strings.TrimSpace(w.Reason + " " + w.Message)
+		}
+	}
+	if p.Status.Phase == corev1.PodRunning {
+		return v1alpha1.StageRunning, ""
+	}
+	return v1alpha1.StagePending, ""
+}
+
+func report(msg string) (bench.Report, error) {
+	var rep bench.Report
+	if err := json.Unmarshal([]byte(msg), &rep); err != nil {
+		return rep, fmt.Errorf("no copy report: %s", firstLine(msg))
+	}
+	if rep.Phase != bench.PhaseSucceeded {
+		return rep, fmt.Errorf("%s", rep.Message)
+	}
+	return rep, nil
+}
+
+func failure(msg string, rep bench.Report, err error) string {
+	switch {
+	case err != nil:
+		return err.Error()
+	case rep.Message != "":
+		return rep.Message
+	}
+	return firstLine(msg)
+}
+
+func finished(p *corev1.Pod) time.Time {
+	var t time.Time
+	for _, cs := range p.Status.ContainerStatuses {
+		if term := cs.State.Terminated; term != nil && term.FinishedAt.After(t) {
+			t = term.FinishedAt.Time
+		}
+	}
+	return t
+}
+
+func bytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for v := n / unit; v >= unit; v /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+func index(names []string, n string) int {
+	for i, s := range names {
+		if s == n {
+			return i
+		}
+	}
+	return -1
+}
+
+func contains(names []string, n string) bool { return index(names, n) >= 0 }
+
+func ptr[T any](v T) *T { return &v }

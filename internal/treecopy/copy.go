@@ -1,0 +1,343 @@
+// Package treecopy copies data between a burst buffer and durable storage (stage-in and
+// stage-out). It is plain file-system code, run by the agent inside one pod per node; it
+// knows nothing of Kubernetes.
+//
+// The rules make a copy safe to run in parallel on several nodes into one destination and
+// safe to run again after a failure:
+//   - a file appears at its destination complete or not at all: it is written to a temporary
+//     name in the same directory, synced, then hard-linked to its name, which fails if the
+//     name exists (no writer ever replaces another's file);
+//   - a destination file that already exists is never overwritten: identical content (same
+//     size and SHA-256) counts as already copied, anything else is a conflict and fails the
+//     copy, naming the file. Nothing is deleted silently;
+//   - with sharding, each of Of copiers takes the files whose path hashes to its Shard, so a
+//     shared file system is copied once, in parallel.
+package treecopy
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Pair is one copy: the tree below From goes below To.
+type Pair struct {
+	From, To string
+}
+
+// Options of a copy.
+type Options struct {
+	Pairs []Pair
+	// Shard and Of split the files between Of copiers (0 <= Shard < Of); Of <= 1 copies all.
+	Shard, Of int
+	// MissingSourceOK makes a missing From an empty copy instead of an error. Stage-out sets
+	// it: with node-local scratch, a node the job did not write on has no results directory.
+	MissingSourceOK bool
+	// Progress, when set, is called about every ProgressInterval with the running totals.
+	Progress         func(Totals)
+	ProgressInterval time.Duration
+}
+
+// Totals are the figures of a copy.
+type Totals struct {
+	// Files and Bytes were copied by this run.
+	Files int64 `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// SkippedFiles and SkippedBytes were already at the destination with the same content
+	// (an earlier, interrupted run), so they were not copied again.
+	SkippedFiles int64 `json:"skippedFiles,omitempty"`
+	SkippedBytes int64 `json:"skippedBytes,omitempty"`
+	// Dirs and Symlinks created; Ignored are entries that are neither files, directories nor
+	// symlinks (sockets, devices, FIFOs).
+	Dirs     int64 `json:"dirs,omitempty"`
+	Symlinks int64 `json:"symlinks,omitempty"`
+	Ignored  int64 `json:"ignored,omitempty"`
+	// MissingSources are From paths that did not exist (MissingSourceOK).
+	MissingSources []string `json:"missingSources,omitempty"`
+	Seconds        float64  `json:"seconds"`
+}
+
+// ConflictError says a destination file exists with other content.
+type ConflictError struct{ Path string }
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s already exists with different content; it was not overwritten (stage to an empty directory, or remove it)", e.Path)
+}
+
+// tmpMarker is in the name of every temporary file, so that leftovers of a killed copy are
+// recognisable (and never copied themselves).
+const tmpMarker = ".beeburst-tmp-"
+
+// Copy runs the pairs in order and returns the totals so far, also on error.
+func Copy(ctx context.Context, o Options) (Totals, error) {
+	c := &copier{o: o, start: time.Now(), buf: make([]byte, 1<<20)}
+	if o.Of > 1 && (o.Shard < 0 || o.Shard >= o.Of) {
+		return c.t, fmt.Errorf("shard %d is not in [0, %d)", o.Shard, o.Of)
+	}
+	var err error
+	for _, p := range o.Pairs {
+		if err = c.pair(ctx, p); err != nil {
+			break
+		}
+	}
+	c.t.Seconds = time.Since(c.start).Seconds()
+	return c.t, err
+}
+
+type copier struct {
+	o        Options
+	t        Totals
+	start    time.Time
+	lastTick time.Time
+	buf      []byte
+}
+
+func (c *copier) pair(ctx context.Context, p Pair) error {
+	st, err := os.Stat(p.From)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && c.o.MissingSourceOK:
+		c.t.MissingSources = append(c.t.MissingSources, p.From)
+		return nil
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a directory", p.From)
+	}
+	// The destination's parents (a nested path on a claim) are plain directories; the
+	// destination itself is created from the source's mode below.
+	if err := os.MkdirAll(filepath.Dir(p.To), 0o755); err != nil {
+		return err
+	}
+	return filepath.WalkDir(p.From, func(src string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(p.From, src)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(p.To, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return c.dir(src, dst, info)
+		case strings.Contains(d.Name(), tmpMarker):
+			return nil
+		case !c.mine(rel):
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			return c.symlink(src, dst)
+		case d.Type().IsRegular():
+			return c.file(src, dst, info)
+		default:
+			c.t.Ignored++
+			return nil
+		}
+	})
+}
+
+// mine: with sharding, whether this copier takes the file.
+func (c *copier) mine(rel string) bool {
+	if c.o.Of <= 1 {
+		return true
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(rel))
+	return int(h.Sum32()%uint32(c.o.Of)) == c.o.Shard
+}
+
+// dir makes the directory (every shard does: it is idempotent and a shard may have no file
+// in it) with the source's mode and owner.
+func (c *copier) dir(src, dst string, info fs.FileInfo) error {
+	err := os.Mkdir(dst, info.Mode().Perm()|0o700)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		if st, serr := os.Stat(dst); serr != nil || !st.IsDir() {
+			return fmt.Errorf("%s exists and is not a directory", dst)
+		}
+		return nil
+	case err != nil:
+		return err
+	}
+	c.t.Dirs++
+	// MkdirAll-style parents are not needed: WalkDir visits parents first.
+	chown(dst, info)
+	return os.Chmod(dst, info.Mode().Perm()|info.Mode()&(fs.ModeSticky|fs.ModeSetgid))
+}
+
+func (c *copier) symlink(src, dst string) error {
+	target, err := os.Readlink(src)
+	if err != nil {
+		return err
+	}
+	if err := os.Symlink(target, dst); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			if cur, rerr := os.Readlink(dst); rerr == nil && cur == target {
+				c.t.SkippedFiles++
+				return nil
+			}
+			return &ConflictError{Path: dst}
+		}
+		return err
+	}
+	c.t.Symlinks++
+	return nil
+}
+
+func (c *copier) file(src, dst string, info fs.FileInfo) error {
+	if _, err := os.Lstat(dst); err == nil {
+		return c.existing(src, dst, info)
+	}
+	tmp, err := c.writeTemp(src, dst, info)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, dst); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			// Another copier (another node's stage-out) won the name.
+			return c.existing(src, dst, info)
+		}
+		return err
+	}
+	c.t.Files++
+	c.t.Bytes += info.Size()
+	c.tick()
+	return nil
+}
+
+// existing decides about a destination that is already there: same content is a file
+// already copied; anything else is a conflict.
+func (c *copier) existing(src, dst string, info fs.FileInfo) error {
+	same, err := sameContent(src, dst, info.Size())
+	if err != nil {
+		return err
+	}
+	if !same {
+		return &ConflictError{Path: dst}
+	}
+	c.t.SkippedFiles++
+	c.t.SkippedBytes += info.Size()
+	c.tick()
+	return nil
+}
+
+// writeTemp copies src into a new temporary file next to dst, synced, with src's mode,
+// owner and modification time, and returns its name.
+func (c *copier) writeTemp(src, dst string, info fs.FileInfo) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+tmpMarker+hex.EncodeToString(rnd[:]))
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	fail := func(err error) (string, error) {
+		out.Close()
+		os.Remove(tmp)
+		return "", err
+	}
+	n, err := io.CopyBuffer(out, in, c.buf)
+	if err != nil {
+		return fail(fmt.Errorf("copying %s: %w", src, err))
+	}
+	if n != info.Size() {
+		return fail(fmt.Errorf("copying %s: read %d bytes, the file has %d (changed during the copy?)", src, n, info.Size()))
+	}
+	if err := out.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	chown(tmp, info)
+	if err := os.Chmod(tmp, info.Mode().Perm()); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	_ = os.Chtimes(tmp, info.ModTime(), info.ModTime())
+	return tmp, nil
+}
+
+func (c *copier) tick() {
+	if c.o.Progress == nil {
+		return
+	}
+	iv := c.o.ProgressInterval
+	if iv == 0 {
+		iv = 2 * time.Second
+	}
+	if now := time.Now(); now.Sub(c.lastTick) >= iv {
+		c.lastTick = now
+		t := c.t
+		t.Seconds = now.Sub(c.start).Seconds()
+		c.o.Progress(t)
+	}
+}
+
+// chown keeps the owner, so that a job running as a non-root uid can write into what was
+// staged in for it. It is best effort: without CAP_CHOWN (a rootless test) files stay the
+// copier's.
+func chown(path string, info fs.FileInfo) {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		_ = os.Lchown(path, int(st.Uid), int(st.Gid))
+	}
+}
+
+// sameContent compares sizes, then SHA-256 digests.
+func sameContent(a, b string, size int64) (bool, error) {
+	st, err := os.Lstat(b)
+	if err != nil {
+		return false, err
+	}
+	if !st.Mode().IsRegular() || st.Size() != size {
+		return false, nil
+	}
+	ha, err := Digest(a)
+	if err != nil {
+		return false, err
+	}
+	hb, err := Digest(b)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(ha, hb), nil
+}
+
+// Digest is the SHA-256 of a file.
+func Digest(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}
