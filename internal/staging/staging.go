@@ -163,6 +163,9 @@ func Summarise(pods []NodePod, parallel bool, now time.Time) v1alpha1.StageStatu
 	st := v1alpha1.StageStatus{Phase: v1alpha1.StagePending}
 	var start, end time.Time
 	succeeded, failed := 0, 0
+	// copySeconds is the copy time the agents measured: the slowest node when nodes copy at
+	// once, the sum when they take turns. API timestamps have whole seconds only.
+	copySeconds := 0.0
 	for _, np := range pods {
 		ns := v1alpha1.StageNodeStatus{Name: np.Node, Phase: v1alpha1.StagePending}
 		if np.Pod == nil {
@@ -184,6 +187,11 @@ func Summarise(pods []NodePod, parallel bool, now time.Time) v1alpha1.StageStatu
 			rep, err := report(msg)
 			if rep.Stage != nil {
 				ns.Files, ns.Bytes = rep.Stage.Files, rep.Stage.Bytes
+				if parallel {
+					copySeconds = max(copySeconds, rep.Stage.Seconds)
+				} else {
+					copySeconds += rep.Stage.Seconds
+				}
 				st.SkippedFiles += rep.Stage.SkippedFiles
 				if len(rep.Stage.MissingSources) > 0 {
 					ns.Message = "nothing to copy at " + strings.Join(rep.Stage.MissingSources, ", ")
@@ -217,7 +225,10 @@ func Summarise(pods []NodePod, parallel bool, now time.Time) v1alpha1.StageStatu
 		st.CompletionTime = &metav1.Time{Time: end}
 		now = end
 	}
-	if !start.IsZero() && now.Sub(start) > 0 {
+	switch {
+	case st.Phase == v1alpha1.StageSucceeded && copySeconds > 0:
+		st.BytesPerSecond = int64(float64(st.Bytes) / copySeconds)
+	case !start.IsZero() && now.Sub(start) > 0:
 		st.BytesPerSecond = int64(float64(st.Bytes) / now.Sub(start).Seconds())
 	}
 	return st

@@ -1,0 +1,168 @@
+package staging
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+func bb(engine v1alpha1.EngineType) *v1alpha1.BurstBuffer {
+	return &v1alpha1.BurstBuffer{
+		ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "ns"},
+		Spec: v1alpha1.BurstBufferSpec{
+			Engine: engine,
+			StageIn: []v1alpha1.StageSpec{
+				{Path: "in", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "data", Path: "a"}},
+				{Path: "ref", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "refs", Path: "."}},
+				{Path: "in2", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "data", Path: "b"}},
+			},
+			StageOut: []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "out", Path: "run"}}},
+		},
+		Status: v1alpha1.BurstBufferStatus{
+			Nodes: []v1alpha1.NodeStatus{{Name: "n1"}, {Name: "n2"}, {Name: "n3"}},
+			Mount: &v1alpha1.MountStatus{Path: "/mnt/beeburst", HostPath: "/run/beeburst/ns.job"},
+		},
+	}
+}
+
+func TestPodArgsVolumesAndShards(t *testing.T) {
+	b := bb(v1alpha1.EngineBeeGFS)
+	p := Pod(b, In, 2, "n3", "agent:1")
+	args := strings.Join(p.Spec.Containers[0].Args, " ")
+	for _, want := range []string{
+		"--from /claims/claim-0/a --to /burst-buffer/in",
+		"--from /claims/claim-1 --to /burst-buffer/ref",
+		"--from /claims/claim-0/b --to /burst-buffer/in2",
+		"--shard 2 --of 3", // beegfs: one shared file system, copied once in shards
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if len(p.Spec.Volumes) != 3 || p.Spec.Volumes[0].HostPath.Path != "/run/beeburst/ns.job" {
+		t.Errorf("volumes = %+v, want the mount and two claims", p.Spec.Volumes)
+	}
+	if m := p.Spec.Containers[0].VolumeMounts[0]; *m.MountPropagation != corev1.MountPropagationHostToContainer {
+		t.Errorf("the burst buffer mount must see the client's mount: %+v", m)
+	}
+	if !p.Spec.Volumes[1].PersistentVolumeClaim.ReadOnly || !p.Spec.Containers[0].VolumeMounts[1].ReadOnly {
+		t.Error("stage-in mounts its claims read-only")
+	}
+	if p.Name != PodName(b, In, 2) || !strings.HasPrefix(p.Name, "job-stagein-") {
+		t.Errorf("name %q", p.Name)
+	}
+
+	out := Pod(bb(v1alpha1.EngineLocal), Out, 0, "n1", "agent:1")
+	args = strings.Join(out.Spec.Containers[0].Args, " ")
+	if !strings.Contains(args, "--from /burst-buffer/results --to /claims/claim-0/run --missing-ok") || strings.Contains(args, "--shard") {
+		t.Errorf("local stage-out args %q: every node copies its own results, missing ones are fine", args)
+	}
+	if out.Spec.Volumes[1].PersistentVolumeClaim.ReadOnly {
+		t.Error("stage-out writes its claim")
+	}
+}
+
+// A changed spec gets new pod names; the same spec the same names.
+func TestKeyFollowsTheSpec(t *testing.T) {
+	a, b2 := bb(v1alpha1.EngineLocal), bb(v1alpha1.EngineLocal)
+	if PodName(a, Out, 0) != PodName(b2, Out, 0) {
+		t.Error("same spec, different names")
+	}
+	b2.Spec.StageOut[0].PersistentVolumeClaim.ClaimName = "corrected"
+	if PodName(a, Out, 0) == PodName(b2, Out, 0) {
+		t.Error("a corrected spec must get fresh pods")
+	}
+}
+
+func TestParallel(t *testing.T) {
+	claim := func(spec, bound []corev1.PersistentVolumeAccessMode) corev1.PersistentVolumeClaim {
+		return corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{AccessModes: spec}, Status: corev1.PersistentVolumeClaimStatus{AccessModes: bound}}
+	}
+	rwx, rox, rwo := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany}, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	for _, c := range []struct {
+		d      Direction
+		claims []corev1.PersistentVolumeClaim
+		want   bool
+	}{
+		{In, []corev1.PersistentVolumeClaim{claim(rwx, nil)}, true},
+		{In, []corev1.PersistentVolumeClaim{claim(rox, nil)}, true},
+		{Out, []corev1.PersistentVolumeClaim{claim(rox, nil)}, false},
+		{In, []corev1.PersistentVolumeClaim{claim(rwx, nil), claim(rwo, nil)}, false},
+		{Out, []corev1.PersistentVolumeClaim{claim(rwo, rwx)}, true}, // bound: what the volume offers counts
+	} {
+		if got := Parallel(c.d, c.claims); got != c.want {
+			t.Errorf("Parallel(%s, %+v) = %v, want %v", c.d, c.claims, got, c.want)
+		}
+	}
+}
+
+func donePod(name string, phase corev1.PodPhase, msg string, at time.Time) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(at.Add(-10 * time.Second))},
+		Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: msg, FinishedAt: metav1.NewTime(at)}},
+		}}},
+	}
+}
+
+func rep(files, bytes int64, seconds float64) string {
+	return fmt.Sprintf(`{"command":"stage","phase":"succeeded","stage":{"files":%d,"bytes":%d,"seconds":%g}}`, files, bytes, seconds)
+}
+
+func TestSummarise(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	pending := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p2", CreationTimestamp: metav1.NewTime(now)},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Message: "0/3 nodes are available: 1 node(s) had volume node affinity conflict",
+		}}}}
+	running := []NodePod{
+		{Node: "n1", Pod: donePod("p1", corev1.PodSucceeded, rep(4, 4_000_000, 2), now)},
+		{Node: "n2", Pod: pending},
+		{Node: "n3"},
+	}
+	st := Summarise(running, false, now)
+	if st.Phase != v1alpha1.StageRunning || st.Files != 4 || st.Nodes[1].Phase != v1alpha1.StagePending ||
+		!strings.Contains(st.Nodes[1].Message, "volume node affinity conflict") || !strings.Contains(st.Nodes[2].Message, "one node at a time") {
+		t.Errorf("running: %+v", st)
+	}
+	msg := Message(In, st)
+	if !strings.Contains(msg, "stage-in running: 4 file(s), 4.0 MB") || !strings.Contains(msg, "n2: not scheduled") {
+		t.Errorf("message %q", msg)
+	}
+
+	done := []NodePod{
+		{Node: "n1", Pod: donePod("p1", corev1.PodSucceeded, rep(4, 4_000_000, 2), now)},
+		{Node: "n2", Pod: donePod("p2", corev1.PodSucceeded, rep(6, 6_000_000, 4), now.Add(time.Second))},
+	}
+	st = Summarise(done, true, now.Add(time.Hour))
+	if st.Phase != v1alpha1.StageSucceeded || st.Files != 10 || st.Bytes != 10_000_000 || !st.CompletionTime.Time.Equal(now.Add(time.Second)) {
+		t.Errorf("done: %+v", st)
+	}
+	if st.BytesPerSecond != 2_500_000 {
+		t.Errorf("rate %d, want 10 MB over the slowest node's 4 s (nodes copied at once)", st.BytesPerSecond)
+	}
+	if st = Summarise(done, false, now); st.BytesPerSecond != 10_000_000/6 {
+		t.Errorf("rate %d, want 10 MB over 2+4 s (nodes took turns)", st.BytesPerSecond)
+	}
+
+	failedPods := []NodePod{
+		{Node: "n1", Pod: donePod("p1", corev1.PodFailed, `{"command":"stage","phase":"failed","message":"x already exists with different content","stage":{"files":1,"bytes":5}}`, now)},
+		{Node: "n2", Pod: donePod("p2", corev1.PodFailed, "OOMKilled", now)},
+		{Node: "n3", Pod: donePod("p3", corev1.PodSucceeded, "not json", now)},
+	}
+	st = Summarise(failedPods, true, now)
+	if st.Phase != v1alpha1.StageFailed || st.Files != 1 {
+		t.Errorf("failed: %+v", st)
+	}
+	for i, want := range []string{"already exists with different content", "OOMKilled", "no copy report: not json"} {
+		if st.Nodes[i].Phase != v1alpha1.StageFailed || !strings.Contains(st.Nodes[i].Message, want) {
+			t.Errorf("node %d: %+v, want failed with %q", i, st.Nodes[i], want)
+		}
+	}
+}
