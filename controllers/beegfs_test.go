@@ -16,6 +16,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
+	"github.com/beeburst/beeburst/internal/nodecache"
 )
 
 // The beegfs engine's specs. There is no kubelet: the specs play it - task pods end with a
@@ -86,6 +87,42 @@ func passModuleCheck(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes int) {
 	for i := range nodes {
 		finishPod(ctx, bb.Namespace, fmt.Sprintf("%s-modcheck-%d", bb.Name, i), corev1.PodSucceeded, `{"command":"check-module","phase":"succeeded"}`)
 	}
+}
+
+// provisionBeeGFS plays the kubelet through provisioning: module check, services Ready, the
+// readiness and striping tasks succeed, clients mounted.
+func provisionBeeGFS(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes int) {
+	passModuleCheck(ctx, bb, nodes)
+	runPod(ctx, bb.Namespace, bb.Name+"-mgmtd-0")
+	runPod(ctx, bb.Namespace, bb.Name+"-meta-0")
+	for i := range nodes {
+		runPod(ctx, bb.Namespace, fmt.Sprintf("%s-storage-%d", bb.Name, i))
+	}
+	finishPod(ctx, bb.Namespace, bb.Name+"-ready-0", corev1.PodSucceeded, "ready")
+	finishPod(ctx, bb.Namespace, bb.Name+"-stripe-0", corev1.PodSucceeded, "")
+	for i := range nodes {
+		runPod(ctx, bb.Namespace, fmt.Sprintf("%s-client-%d", bb.Name, i))
+	}
+	Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonProvisioned))
+}
+
+// tearDownWithTasks is tearDown for a burst buffer that got to validation: its task pods
+// (the sweep's) end first, as the kubelet would let them, since teardown waits for them.
+func tearDownWithTasks(ctx context.Context, bb *v1alpha1.BurstBuffer) {
+	Expect(k8s.Delete(ctx, bb)).To(Succeed())
+	Eventually(func(g Gomega) {
+		var pods corev1.PodList
+		g.Expect(k8s.List(ctx, &pods, client.InNamespace(bb.Namespace))).To(Succeed())
+		for _, p := range pods.Items {
+			switch {
+			case !p.DeletionTimestamp.IsZero():
+				_ = k8s.Delete(ctx, &p, client.GracePeriodSeconds(0))
+			case p.Spec.RestartPolicy == corev1.RestartPolicyNever && p.Status.Phase == corev1.PodPending:
+				finishPod(ctx, p.Namespace, p.Name, corev1.PodSucceeded, "")
+			}
+		}
+		g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))).To(BeTrue())
+	}, timeout).Should(Succeed())
 }
 
 // tearDown deletes a burst buffer and plays the kubelet until it is gone: deleted pods stop,
@@ -274,6 +311,118 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
 		}, timeout).Should(BeTrue())
 		Expect(podExists(ctx, ns, "nomod-clean-0")()).To(BeFalse())
+	})
+
+	It("adds BeeGFS StorageBench figures to stage 2 once the device probes are done", func() {
+		nodes := []string{ns + "-a", ns + "-b"}
+		DeferCleanup(func() {
+			for _, n := range nodes {
+				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+			}
+		})
+		bb := beegfsBB(ns, "sb", 2)
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		provisionBeeGFS(ctx, bb, 2)
+
+		// Stage 2: fio on each node's storage path and iperf3 between the nodes, as for local.
+		finishPod(ctx, ns, "sb-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 1.02e9, 2.1e9))
+		finishNetwork(ctx, ns, "sb", nodes, 1.1e9)
+		Consistently(podExists(ctx, ns, "sb-storagebench-0"), "1s").Should(BeFalse(),
+			"StorageBench loads the same devices as fio: not before every device probe ended")
+		finishPod(ctx, ns, "sb-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
+
+		// Then StorageBench, from the management node like the readiness check, sized from the
+		// fio figures: 1.02 GB/s x 3 s over 4 streams, capped at half the free 4 GiB = 512 MiB.
+		pod := &corev1.Pod{}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sb-storagebench-0"}, pod) }, timeout).Should(Succeed())
+		Expect(pod.Spec.NodeName).To(Equal(nodes[0]))
+		Expect(metav1.IsControlledBy(pod, get(ctx, bb))).To(BeTrue())
+		script := pod.Spec.Containers[0].Command[2]
+		Expect(script).To(ContainSubstring("benchmark start $F"))
+		Expect(script).To(ContainSubstring("--size=536870912 --block-size=1048576 --num-tasks=4 --odirect"))
+		Expect(script).To(ContainSubstring("--mgmtd-addr=10.9.0.1:18010"))
+		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionComponentsMeasured)().Message }, timeout).
+			Should(ContainSubstring("StorageBench running"))
+
+		// The task's termination log, as StorageBenchScript leaves it (KiB/s; target 1 on the
+		// first node, 17 on the second): the second node writes at half its documented 1G.
+		finishPod(ctx, ns, "sb-storagebench-0", corev1.PodSucceeded, strings.Join([]string{
+			"== write (exit 0) ==",
+			"UNINITIALIZED INITIALIZED ERROR RUNNING STOPPING STOPPED FINISHING FINISHED UNKNOWN",
+			"0 0 0 0 0 0 0 2 0",
+			"write 927734kiB/s s:1",
+			"write 488281kiB/s s:17",
+			"== read (exit 0) ==",
+			"UNINITIALIZED INITIALIZED ERROR RUNNING STOPPING STOPPED FINISHING FINISHED UNKNOWN",
+			"0 0 0 0 0 0 0 2 0",
+			"read 1953125kiB/s s:1",
+			"read 1904296kiB/s s:17",
+		}, "\n"))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
+		Expect(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured)().Message).To(ContainSubstring("BeeGFS StorageBench on 2 storage target(s)"))
+		cur := get(ctx, bb)
+		comp := cur.Status.Limits.Components
+		Expect(comp.StorageBench).NotTo(BeNil())
+		Expect(comp.StorageBench.Tool).To(ContainSubstring("StorageBench"))
+		Expect(comp.StorageBench.SizePerTaskBytes).To(Equal(int64(512 << 20)))
+		Expect(comp.StorageBench.Targets).To(Equal([]v1alpha1.StorageBenchTarget{
+			{ID: 1, Node: nodes[0], WriteBytesPerSecond: 927734 * 1024, ReadBytesPerSecond: 1953125 * 1024},
+			{ID: 17, Node: nodes[1], WriteBytesPerSecond: 488281 * 1024, ReadBytesPerSecond: 1904296 * 1024},
+		}))
+		// Per node beside the documented device figures and fio's, which stay the basis of the
+		// recomputed limits.
+		Expect(comp.Nodes).To(HaveLen(2))
+		a, b := comp.Nodes[0], comp.Nodes[1]
+		Expect(*a.StorageBenchWrite.MeasuredBytesPerSecond).To(Equal(int64(927734 * 1024)))
+		Expect(*a.StorageBenchWrite.DocumentedBytesPerSecond).To(Equal(int64(1e9)))
+		Expect(a.StorageBenchWrite.Source).To(Equal(v1alpha1.SourceLabel))
+		Expect(*b.StorageBenchRead.MeasuredBytesPerSecond).To(Equal(int64(1904296 * 1024)))
+		Expect(*a.DeviceWrite.MeasuredBytesPerSecond).To(Equal(int64(1.02e9)))
+		Expect(comp.Write).NotTo(BeNil())
+		Expect(cur.Status.Warnings).To(ContainElement(And(
+			HaveField("Reason", v1alpha1.WarningBelowDocumented), HaveField("Node", nodes[1]), HaveField("Component", "storagebench-write"))))
+		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Component", "storagebench-read")))
+
+		tearDownWithTasks(ctx, bb)
+	})
+
+	It("goes on with fio's figures and a warning when StorageBench fails", func() {
+		nodes := []string{ns + "-a", ns + "-b"}
+		DeferCleanup(func() {
+			for _, n := range nodes {
+				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+			}
+		})
+		bb := beegfsBB(ns, "sbfail", 2)
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		provisionBeeGFS(ctx, bb, 2)
+		finishPod(ctx, ns, "sbfail-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 1.02e9, 2.1e9))
+		finishPod(ctx, ns, "sbfail-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
+		finishNetwork(ctx, ns, "sbfail", nodes, 1.1e9)
+		// A storage node's I/O error: the CLI exits 0, its status table says it.
+		finishPod(ctx, ns, "sbfail-storagebench-0", corev1.PodSucceeded, strings.Join([]string{
+			"== write (exit 0) ==",
+			"UNINITIALIZED INITIALIZED ERROR RUNNING STOPPING STOPPED FINISHING FINISHED UNKNOWN",
+			"0 0 1 0 0 0 0 1 0",
+			"NODE ID NODE ALIAS STATUS ACTION ERROR CODE",
+			"s:2 storage_2 error status I/O error from worker",
+			"write 927734kiB/s s:1",
+			"write 8123kiB/s s:17",
+			"== read (exit 0) ==",
+		}, "\n"))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
+		cur := get(ctx, bb)
+		Expect(cur.Status.Limits.Components.StorageBench.Targets).To(BeEmpty())
+		Expect(cur.Status.Limits.Components.StorageBench.Message).To(ContainSubstring("I/O error from worker"))
+		Expect(cur.Status.Limits.Components.Nodes[0].StorageBenchWrite).To(BeNil())
+		Expect(cur.Status.Limits.Components.Nodes[0].DeviceWrite.MeasuredBytesPerSecond).NotTo(BeNil())
+		Expect(cur.Status.Warnings).To(ContainElement(And(
+			HaveField("Reason", v1alpha1.WarningComponentTestFailed), HaveField("Component", "storagebench"),
+			HaveField("Message", ContainSubstring("1 storage node(s) report an error")))))
+		Expect(podExists(ctx, ns, "sbfail-storagebench-0")()).To(BeTrue(), "not retried: the fault would repeat")
+		tearDownWithTasks(ctx, bb)
 	})
 
 	It("gives two burst buffers on the same nodes different port shifts", func() {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/hardware"
@@ -30,10 +31,11 @@ const ComponentSweep = "sweep"
 // 150.4-150.9 MB/s in stage 2 and the sweep sums to within 0.1% of that.
 const measuredLimitTolerance = 0.05
 
-// probeSelector selects the pods of stages 2 and 3 of one burst buffer.
+// probeSelector selects the pods of stages 2 and 3 of one burst buffer. The StorageBench pod
+// stops the benchmark on the storage servers when it is deleted.
 func probeSelector(bb *v1alpha1.BurstBuffer) labels.Selector {
 	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy})
-	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{ComponentProbeDevice, ComponentProbeNetServer, ComponentProbeNetClient, ComponentSweep, ComponentBench})
+	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{ComponentProbeDevice, ComponentProbeNetServer, ComponentProbeNetClient, ComponentSweep, ComponentBench, beegfs.ComponentStorageBench})
 	return sel.Add(*req)
 }
 

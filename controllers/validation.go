@@ -160,9 +160,26 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing, msg)
 		return false, nil
 	}
+	// The engine's own component test of its targets, after the device probes (beegfs only).
+	sb, sbDone, err := r.reconcileStorageBench(ctx, s, figures)
+	if err != nil {
+		return false, err
+	}
+	if !sbDone {
+		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
+			fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured; BeeGFS StorageBench running on the storage targets", len(s.nodes), len(pairs)))
+		return false, nil
+	}
 
-	r.publishComponents(s, figures, reused, pairs)
+	r.publishComponents(s, figures, reused, pairs, sb)
 	reason, msg := v1alpha1.ReasonMeasured, fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured", len(s.nodes), len(pairs))
+	if sb != nil {
+		if sb.outcome.Failure != "" {
+			msg += "; BeeGFS StorageBench gave no figures (see warnings)"
+		} else {
+			msg += fmt.Sprintf("; BeeGFS StorageBench on %d storage target(s)", len(sb.outcome.Result.Targets))
+		}
+	}
 	if n := count(reused); n > 0 {
 		msg += fmt.Sprintf(" (%d device figure(s) reused from other burst buffers' probes, younger than %s)", n, maxAge)
 		if n == len(s.nodes) {
@@ -179,7 +196,7 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 // publishComponents writes stage 2 into the status: documented beside measured per node,
 // warnings for components under their documented figure, and the limits recomputed with the
 // measured figures ("from here on the measured figure is the limit").
-func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]nodecache.Figures, reused map[string]bool, pairs []netPair) {
+func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]nodecache.Figures, reused map[string]bool, pairs []netPair, sb *storageBenchRun) {
 	links := nodeNetwork(pairs)
 	bb := s.bb
 	hw, _ := documentedHardware(bb, s.nodeObjs)
@@ -199,9 +216,13 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 		}
 		warnings = append(warnings, belowDocumented(node, "device-write", nc.DeviceWrite)...)
 		warnings = append(warnings, belowDocumented(node, "device-read", nc.DeviceRead)...)
+		warnings = append(warnings, storageBenchFigures(sb, &nc)...)
 		comp.Nodes = append(comp.Nodes, nc)
 	}
 	warnings = append(warnings, networkWarnings(s, comp, pairs)...)
+	var sbWarnings []v1alpha1.Warning
+	comp.StorageBench, sbWarnings = r.storageBenchSummary(sb)
+	warnings = append(warnings, sbWarnings...)
 
 	in, err := hardware.FromSpec(hw, hardware.DefaultsFor(bb))
 	if err == nil && len(in.Servers) == len(s.nodes) {
@@ -234,7 +255,8 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 			bb.Status.Capacity = resource.NewQuantity(total&^(1<<20-1), resource.BinarySI)
 		}
 	}
-	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{v1alpha1.WarningBelowDocumented: true}, warnings)
+	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings,
+		map[string]bool{v1alpha1.WarningBelowDocumented: true, v1alpha1.WarningComponentTestFailed: true}, warnings)
 }
 
 // belowDocumented warns when a measured figure is more than 10% under its documented one.

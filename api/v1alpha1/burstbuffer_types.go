@@ -726,6 +726,52 @@ type ComponentLimits struct {
 	// read is the read limit recomputed from measured figures.
 	// +optional
 	Read *OperationLimit `json:"read,omitempty"`
+	// storageBench is the beegfs engine's extra component test: BeeGFS's StorageBench, every
+	// storage target written and read by its own storage server (no client, no network). Its
+	// per-node sums are in nodes[].storageBenchWrite/Read; the limits above stay fio's.
+	// +optional
+	StorageBench *StorageBenchSummary `json:"storageBench,omitempty"`
+}
+
+// StorageBenchSummary is one StorageBench run of the beegfs engine in stage 2.
+type StorageBenchSummary struct {
+	// tool is what ran, e.g. "beegfs benchmark start --odirect (StorageBench)".
+	Tool string `json:"tool"`
+	// blockSizeBytes is the size of each I/O request.
+	// +optional
+	BlockSizeBytes int64 `json:"blockSizeBytes,omitempty"`
+	// sizePerTaskBytes is what each task wrote to its own file, then read back.
+	// +optional
+	SizePerTaskBytes int64 `json:"sizePerTaskBytes,omitempty"`
+	// tasksPerTarget is the number of streams per storage target.
+	// +optional
+	TasksPerTarget int32 `json:"tasksPerTarget,omitempty"`
+	// measuredTime is when the run ended.
+	// +optional
+	MeasuredTime *metav1.Time `json:"measuredTime,omitempty"`
+	// targets are the per-target figures.
+	// +listType=map
+	// +listMapKey=id
+	// +optional
+	Targets []StorageBenchTarget `json:"targets,omitempty"`
+	// message says why there are no figures (the run failed; stage 2 went on with fio's
+	// figures), or what else to know about them.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// StorageBenchTarget is one storage target's StorageBench figures.
+type StorageBenchTarget struct {
+	// id is the numeric BeeGFS target ID.
+	ID int32 `json:"id"`
+	// node the target is on.
+	Node string `json:"node"`
+	// writeBytesPerSecond measured by the storage server on this target.
+	// +optional
+	WriteBytesPerSecond int64 `json:"writeBytesPerSecond,omitempty"`
+	// readBytesPerSecond measured by the storage server on this target.
+	// +optional
+	ReadBytesPerSecond int64 `json:"readBytesPerSecond,omitempty"`
 }
 
 // NodeComponents are one node's component figures, documented beside measured.
@@ -741,6 +787,14 @@ type NodeComponents struct {
 	// deviceRead is the node's device read bandwidth.
 	// +optional
 	DeviceRead *ComponentFigure `json:"deviceRead,omitempty"`
+	// storageBenchWrite is the node's storage targets' write bandwidth as BeeGFS's StorageBench
+	// measured it on the storage server (sum over the node's targets; beegfs engine only),
+	// beside the same documented device figure as deviceWrite.
+	// +optional
+	StorageBenchWrite *ComponentFigure `json:"storageBenchWrite,omitempty"`
+	// storageBenchRead is the read counterpart of storageBenchWrite.
+	// +optional
+	StorageBenchRead *ComponentFigure `json:"storageBenchRead,omitempty"`
 	// measuredTime is when the figures were measured; older results are reused.
 	// +optional
 	MeasuredTime *metav1.Time `json:"measuredTime,omitempty"`
@@ -859,6 +913,9 @@ const (
 	WarningBelowDocumented    = "BelowDocumented"
 	WarningUnknownLimit       = "UnknownLimit"
 	WarningValidationCutShort = "ValidationCutShort"
+	// WarningComponentTestFailed: an engine's extra component test (the beegfs engine's
+	// StorageBench) gave no figures; stage 2 went on without them.
+	WarningComponentTestFailed = "ComponentTestFailed"
 )
 
 // Warning is one finding.

@@ -1,0 +1,88 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/beegfs"
+	"github.com/beeburst/beeburst/internal/nodecache"
+)
+
+// storageBencher is an engine with a component test of its own storage targets (the beegfs
+// engine's StorageBench), run in stage 2 beside fio's device probes.
+type storageBencher interface {
+	StorageBench(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string, p beegfs.StorageBenchPlan) (beegfs.StorageBenchOutcome, error)
+}
+
+// storageBenchRun is an ended StorageBench run, as stage 2 publishes it.
+type storageBenchRun struct {
+	plan    beegfs.StorageBenchPlan
+	outcome beegfs.StorageBenchOutcome
+}
+
+// reconcileStorageBench runs the engine's StorageBench once the device probes are done: both
+// load the same devices, and run at once each would measure a share. Sized from the fio
+// figures, to run about as long as a device probe. Engines without one: nil, done.
+func (r *BurstBufferReconciler) reconcileStorageBench(ctx context.Context, s *scope, figures map[string]nodecache.Figures) (*storageBenchRun, bool, error) {
+	sb, ok := s.engine.(storageBencher)
+	if !ok || s.bb.Spec.Engine != v1alpha1.EngineBeeGFS {
+		return nil, true, nil
+	}
+	var fastest, leastFree int64
+	for _, n := range s.nodes {
+		f := figures[n]
+		fastest = max(fastest, f.DeviceWriteBytesPerSecond)
+		if f.FreeBytes > 0 && (leastFree == 0 || f.FreeBytes < leastFree) {
+			leastFree = f.FreeBytes
+		}
+	}
+	seconds := 3
+	if s.bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
+		seconds = 10
+	}
+	plan := beegfs.StorageBenchPlanFor(beegfs.TargetsPerNode(s.bb), fastest, leastFree, seconds)
+	out, err := sb.StorageBench(ctx, s.bb, s.nodes, plan)
+	if err != nil || !out.Done {
+		return nil, false, err
+	}
+	return &storageBenchRun{plan: plan, outcome: out}, true, nil
+}
+
+// storageBenchFigures puts a node's StorageBench sums beside the node's documented device
+// figures (the same ones as fio's), with their warnings.
+func storageBenchFigures(run *storageBenchRun, nc *v1alpha1.NodeComponents) []v1alpha1.Warning {
+	if run == nil || run.outcome.Failure != "" {
+		return nil
+	}
+	n, ok := run.outcome.Result.Nodes[nc.Name]
+	if !ok {
+		return nil
+	}
+	nc.StorageBenchWrite = &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: positive(n.Write)}
+	nc.StorageBenchRead = &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: positive(n.Read)}
+	if nc.DeviceWrite != nil {
+		nc.StorageBenchWrite.DocumentedBytesPerSecond, nc.StorageBenchWrite.Source = nc.DeviceWrite.DocumentedBytesPerSecond, nc.DeviceWrite.Source
+	}
+	if nc.DeviceRead != nil {
+		nc.StorageBenchRead.DocumentedBytesPerSecond, nc.StorageBenchRead.Source = nc.DeviceRead.DocumentedBytesPerSecond, nc.DeviceRead.Source
+	}
+	return append(belowDocumented(nc.Name, "storagebench-write", nc.StorageBenchWrite),
+		belowDocumented(nc.Name, "storagebench-read", nc.StorageBenchRead)...)
+}
+
+// storageBenchSummary is the run's part of status.limits.components, and a warning if it gave
+// no figures: stage 2 goes on with fio's.
+func (r *BurstBufferReconciler) storageBenchSummary(run *storageBenchRun) (*v1alpha1.StorageBenchSummary, []v1alpha1.Warning) {
+	if run == nil {
+		return nil, nil
+	}
+	sum := run.outcome.Summary(run.plan, r.Now())
+	if run.outcome.Failure == "" {
+		return sum, nil
+	}
+	return sum, []v1alpha1.Warning{{
+		Reason: v1alpha1.WarningComponentTestFailed, Component: "storagebench",
+		Message: fmt.Sprintf("BeeGFS StorageBench gave no figures; stage 2 has fio's device figures only: %s", run.outcome.Failure),
+	}}
+}
