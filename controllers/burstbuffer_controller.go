@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,7 @@ import (
 	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/engine/local"
+	"github.com/beeburst/beeburst/internal/workload"
 )
 
 // FieldOwner is the operator's field manager name.
@@ -126,8 +128,9 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return ctrl.Result{}, nil
 }
 
-// SetupWithManager wires watches: BurstBuffers, their task pods, and Nodes (a burst buffer
-// waiting for nodes retries when a node appears or becomes Ready).
+// SetupWithManager wires watches: BurstBuffers, their task pods, Nodes (a burst buffer
+// waiting for nodes retries when a node appears or becomes Ready) and workload pods (a
+// burst buffer choosing its nodes from its workload retries when one appears or changes).
 func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Engines == nil {
 		r.Engines = map[v1alpha1.EngineType]engine.Engine{}
@@ -148,6 +151,14 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersWaitingForNodes),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, nodeReadyChanged()))).
+		// spec.nodes.fromWorkload waits for the workload's pods. Owns above sees only the
+		// operator's own pods; workload pods carry the beeburst.io/burst-buffer label, so the
+		// label-restricted pod cache (CacheOptions) holds them.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.burstBufferWaitingForWorkload),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				pod, ok := o.(*corev1.Pod)
+				return ok && workload.IsWorkloadPod(pod)
+			}))).
 		Named("burstbuffer").
 		Complete(r)
 }
@@ -167,13 +178,31 @@ func (r *BurstBufferReconciler) burstBuffersWaitingForNodes(ctx context.Context,
 	return reqs
 }
 
+// burstBufferWaitingForWorkload maps a workload pod's event to its burst buffer while that
+// one still chooses its nodes from the workload. Once the nodes are chosen, pod events are no
+// business of this reconciler (the WorkloadReconciler follows them).
+func (r *BurstBufferReconciler) burstBufferWaitingForWorkload(ctx context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[v1alpha1.LabelBurstBuffer]
+	if name == "" {
+		return nil
+	}
+	key := client.ObjectKey{Namespace: o.GetNamespace(), Name: name}
+	var bb v1alpha1.BurstBuffer
+	if err := r.Get(ctx, key, &bb); err != nil || !bb.Spec.Nodes.FromWorkload || len(bb.Status.Nodes) > 0 {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
+}
+
 func nodeReadyChanged() predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc: func(event.CreateEvent) bool { return true },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, okO := e.ObjectOld.(*corev1.Node)
 			n, okN := e.ObjectNew.(*corev1.Node)
-			return okO && okN && (nodeReady(o) != nodeReady(n) || o.Spec.Unschedulable != n.Spec.Unschedulable)
+			// Taints decide where a fromWorkload burst buffer's pods fit.
+			return okO && okN && (nodeReady(o) != nodeReady(n) || o.Spec.Unschedulable != n.Spec.Unschedulable ||
+				!equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints))
 		},
 	}
 }

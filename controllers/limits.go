@@ -17,9 +17,19 @@ import (
 
 // reconcileEstimate is stage 1: limits from the documented hardware, as soon as the nodes are
 // known and before anything runs. A figure the spec does not give is taken from the nodes'
-// hardware.beeburst.io/* labels; the status says where each came from.
+// hardware.beeburst.io/* labels, else from what the stage-2 device probe discovered on them
+// (a link's speed); the status says where each came from. It runs on every visit, so stage 1
+// is recomputed when a discovery arrives.
 func (r *BurstBufferReconciler) reconcileEstimate(_ context.Context, s *scope) (ctrl.Result, bool, error) {
+	estimate(s)
+	return ctrl.Result{}, true, nil
+}
+
+// estimate computes stage 1 into the status, and each node's documented link with its source
+// into status.nodes[].hardware.
+func estimate(s *scope) {
 	bb := s.bb
+	setNodeLinks(s)
 	hw, sources := documentedHardware(bb, s.nodeObjs)
 	in, err := hardware.FromSpec(hw, hardware.DefaultsFor(bb))
 	var lim limits.Limits
@@ -31,7 +41,7 @@ func (r *BurstBufferReconciler) reconcileEstimate(_ context.Context, s *scope) (
 		// with this reason until the spec is fixed.
 		setCondition(bb, v1alpha1.ConditionLimitsEstimated, metav1.ConditionFalse, v1alpha1.ReasonInvalidHardware,
 			fmt.Sprintf("stage-1 limits cannot be computed: %v", err))
-		return ctrl.Result{}, true, nil
+		return
 	}
 	est := hardware.EstimatedToAPI(lim, hw)
 	est.Sources = sources
@@ -46,10 +56,31 @@ func (r *BurstBufferReconciler) reconcileEstimate(_ context.Context, s *scope) (
 	reason := v1alpha1.ReasonEstimated
 	if est.Write.LimitBytesPerSecond == 0 || est.Read.LimitBytesPerSecond == 0 {
 		reason = v1alpha1.ReasonHardwareUnknown
-		msg += "; a limit is unknown because a figure is neither in spec.hardware nor in the nodes' hardware.beeburst.io/* labels (stage 2 measures it)"
+		msg += "; a limit is unknown because a figure is neither in spec.hardware nor in the nodes' hardware.beeburst.io/* labels nor discovered (stage 2 measures it)"
 	}
 	setCondition(bb, v1alpha1.ConditionLimitsEstimated, metav1.ConditionTrue, reason, msg)
-	return ctrl.Result{}, true, nil
+}
+
+// setNodeLinks records each node's documented link and its source (spec, label, discovered,
+// unknown) in status.nodes[].hardware, beside what discovery found there.
+func setNodeLinks(s *scope) {
+	bb := s.bb
+	for i := range bb.Status.Nodes {
+		ns := &bb.Status.Nodes[i]
+		var lbls map[string]string
+		if n := s.nodeObj(ns.Name); n != nil {
+			lbls = n.Labels
+		}
+		if ns.Hardware == nil {
+			ns.Hardware = &v1alpha1.NodeHardware{}
+		}
+		link, src := hardware.NodeLink(bb.Spec.Hardware, lbls, ns.Hardware)
+		ns.Hardware.LinkBitsPerSecond, ns.Hardware.LinkSource = nil, src
+		if link != nil {
+			q := link.RateBitsPerSecond.DeepCopy()
+			ns.Hardware.LinkBitsPerSecond = &q
+		}
+	}
 }
 
 func rate(bps int64) string {
@@ -57,15 +88,6 @@ func rate(bps int64) string {
 		return "unknown"
 	}
 	return limits.FormatBytesPerSecond(float64(bps))
-}
-
-// encodingFromLabel reads a link encoding from a label value. Label values cannot hold "/",
-// so "64b66b" stands for 64b/66b.
-func encodingFromLabel(v string) v1alpha1.LinkEncoding {
-	if i := strings.Index(v, "b"); i > 0 && !strings.Contains(v, "/") && i+1 < len(v) {
-		return v1alpha1.LinkEncoding(v[:i+1] + "/" + v[i+1:])
-	}
-	return v1alpha1.LinkEncoding(v)
 }
 
 // stage1Warnings are the warning reasons stage 1 owns (replaced on every estimate).
@@ -82,34 +104,42 @@ func replaceWarnings(old []v1alpha1.Warning, reasons map[string]bool, fresh []v1
 	return append(out, fresh...)
 }
 
-// documentedHardware is spec.hardware completed from node labels. Labels count only when
-// every node carries them; the smallest value across nodes is taken, because stage 1 models
-// identical nodes and the slowest one bounds an evenly striped file system. Stage 2 measures
-// each node on its own.
+// documentedHardware is spec.hardware completed from the nodes. Stage 1 models identical
+// nodes, and the slowest one bounds an evenly striped file system, so:
+//   - a link the spec does not give is each node's label, else its discovered speed
+//     (hardware.NodeLink), and the slowest node's counts; it stays unknown if one node has
+//     neither, and the source is the slowest node's;
+//   - device figures count from labels only when every node carries them, the smallest.
+//
+// Stage 2 measures each node on its own.
 func documentedHardware(bb *v1alpha1.BurstBuffer, nodes []corev1.Node) (*v1alpha1.HardwareSpec, []v1alpha1.FigureSource) {
 	hw := &v1alpha1.HardwareSpec{}
 	if bb.Spec.Hardware != nil {
 		hw = bb.Spec.Hardware.DeepCopy()
 	}
 	sources := hardware.Sources(bb.Spec.Hardware)
-	fromLabel := func(figure string, q resource.Quantity, extra string) {
+	fromNodes := func(figure, source string, q resource.Quantity, extra string) {
 		for i := range sources {
 			if sources[i].Figure == figure {
-				sources[i].Source = v1alpha1.SourceLabel
+				sources[i].Source = source
 				sources[i].Value = strings.TrimSpace(q.String() + " " + extra)
 			}
 		}
 	}
+	fromLabel := func(figure string, q resource.Quantity, extra string) {
+		fromNodes(figure, v1alpha1.SourceLabel, q, extra)
+	}
 
 	clientLinkGiven := hw.Clients != nil && hw.Clients.Link != nil
 	serverLinkGiven := hw.Servers != nil && hw.Servers.Link != nil
-	if !clientLinkGiven && !serverLinkGiven {
-		if q, ok := minLabel(nodes, v1alpha1.LabelLinkRateBitsPerSecond); ok {
-			enc := v1alpha1.EncodingNone
-			if e, ok := commonLabel(nodes, v1alpha1.LabelLinkEncoding); ok {
-				enc = encodingFromLabel(e)
-			}
-			link := &v1alpha1.LinkHardware{RateBitsPerSecond: q, Encoding: enc}
+	if !clientLinkGiven && !serverLinkGiven && len(nodes) > 0 {
+		links := make([]*v1alpha1.LinkHardware, len(nodes))
+		srcs, names := make([]string, len(nodes)), make([]string, len(nodes))
+		for i, n := range nodes {
+			links[i], srcs[i] = hardware.NodeLink(nil, n.Labels, discoveredOn(bb, n.Name))
+			names[i] = n.Name
+		}
+		if link, src, node, ok := hardware.SlowestLink(links, srcs, names); ok {
 			if hw.Clients == nil {
 				hw.Clients = &v1alpha1.ClientsHardware{}
 			}
@@ -117,8 +147,12 @@ func documentedHardware(bb *v1alpha1.BurstBuffer, nodes []corev1.Node) (*v1alpha
 				hw.Servers = &v1alpha1.ServersHardware{}
 			}
 			hw.Clients.Link, hw.Servers.Link = link, link.DeepCopy()
-			fromLabel("clients.link", q, string(enc))
-			fromLabel("servers.link", q, string(enc))
+			extra := string(link.Encoding)
+			if src == v1alpha1.SourceDiscovered {
+				extra += " (" + node + ")"
+			}
+			fromNodes("clients.link", src, link.RateBitsPerSecond, extra)
+			fromNodes("servers.link", src, link.RateBitsPerSecond, extra)
 		}
 	}
 	if hw.Devices == nil || hw.Devices.WriteBytesPerSecond == nil {
@@ -164,15 +198,12 @@ func minLabel(nodes []corev1.Node, key string) (resource.Quantity, bool) {
 	return min, true
 }
 
-// commonLabel is a label's value when every node has the same one.
-func commonLabel(nodes []corev1.Node, key string) (string, bool) {
-	v := ""
-	for i, n := range nodes {
-		if i == 0 {
-			v = n.Labels[key]
-		} else if n.Labels[key] != v {
-			return "", false
+// discoveredOn is what the device probe discovered on a node of bb, if anything.
+func discoveredOn(bb *v1alpha1.BurstBuffer, node string) *v1alpha1.NodeHardware {
+	for i := range bb.Status.Nodes {
+		if bb.Status.Nodes[i].Name == node {
+			return bb.Status.Nodes[i].Hardware
 		}
 	}
-	return v, v != ""
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -153,29 +152,15 @@ func networkWarnings(s *scope, comp *v1alpha1.ComponentLimits, pairs []netPair) 
 	return out
 }
 
-// documentedLink is a node's documented link data rate (bytes/s, after encoding): the spec's
-// servers (else clients) link, else the node's labels.
-func documentedLink(bb *v1alpha1.BurstBuffer, node *corev1.Node) (*int64, string) {
-	var link *v1alpha1.LinkHardware
-	src := v1alpha1.SourceSpec
-	if hw := bb.Spec.Hardware; hw != nil {
-		if hw.Servers != nil && hw.Servers.Link != nil {
-			link = hw.Servers.Link
-		} else if hw.Clients != nil && hw.Clients.Link != nil {
-			link = hw.Clients.Link
-		}
+// documentedLink is a node's documented link data rate (bytes/s, after encoding) and its
+// source: the spec's servers (else clients) link, else the node's labels, else the speed the
+// device probe discovered (hardware.NodeLink).
+func documentedLink(bb *v1alpha1.BurstBuffer, node *corev1.Node, name string) (*int64, string) {
+	var lbls map[string]string
+	if node != nil {
+		lbls = node.Labels
 	}
-	if link == nil && node != nil {
-		q, err := resource.ParseQuantity(node.Labels[v1alpha1.LabelLinkRateBitsPerSecond])
-		if err != nil || q.Sign() <= 0 {
-			return nil, v1alpha1.SourceUnknown
-		}
-		link = &v1alpha1.LinkHardware{RateBitsPerSecond: q, Encoding: encodingFromLabel(node.Labels[v1alpha1.LabelLinkEncoding])}
-		if link.Encoding == "" {
-			link.Encoding = v1alpha1.EncodingNone
-		}
-		src = v1alpha1.SourceLabel
-	}
+	link, src := hardware.NodeLink(bb.Spec.Hardware, lbls, discoveredOn(bb, name))
 	if link == nil {
 		return nil, v1alpha1.SourceUnknown
 	}

@@ -15,6 +15,8 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/placement"
+	"github.com/beeburst/beeburst/internal/workload"
 )
 
 // reconcileNodes picks the nodes once and records them in status.nodes; later visits keep
@@ -47,22 +49,33 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 			return ctrl.Result{}, false, nil
 		}
 	}
-	var candidates []corev1.Node
-	for _, n := range all.Items {
-		if sel.Matches(labels.Set(n.Labels)) && nodeReady(&n) && !n.Spec.Unschedulable {
-			candidates = append(candidates, n)
+	req := placement.Request{Nodes: all.Items, Selector: sel, Count: int(bb.Spec.Nodes.Count), FromWorkload: bb.Spec.Nodes.FromWorkload}
+	if req.FromWorkload {
+		// The pod cache holds only pods with the beeburst.io/burst-buffer label, which the
+		// workload selector always requires: listing from it sees every workload pod.
+		wsel, err := workload.Selector(bb)
+		if err != nil {
+			setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonNodesNotFound,
+				fmt.Sprintf("spec.nodes.fromWorkload: spec.workload.selector is invalid: %v", err))
+			return ctrl.Result{}, false, nil
+		}
+		var pods corev1.PodList
+		if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: wsel}); err != nil {
+			return ctrl.Result{}, false, err
+		}
+		req.Pods = pods.Items
+		req.Workload = fmt.Sprintf("pods in namespace %s labelled %s=%s", bb.Namespace, v1alpha1.LabelBurstBuffer, bb.Name)
+		if bb.Spec.Workload.Selector != nil {
+			req.Workload += " and matching spec.workload.selector"
 		}
 	}
-	want := int(bb.Spec.Nodes.Count)
-	if len(candidates) < want {
-		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonNodesNotFound,
-			fmt.Sprintf("%d Ready, schedulable node(s) match spec.nodes, %d wanted; waiting for nodes (lower spec.nodes.count or widen spec.nodes.selector)",
-				len(candidates), want))
+	choice := placement.Choose(req)
+	if choice.Reason != "" {
+		// Watches on nodes and on workload pods bring the next visit.
+		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, choice.Reason, choice.Message)
 		return ctrl.Result{}, false, nil
 	}
-	// Deterministic choice: by name. Later: prefer the nodes of the workload.
-	sort.Slice(candidates, func(i, j int) bool { return candidates[i].Name < candidates[j].Name })
-	s.nodeObjs = candidates[:want]
+	s.nodeObjs = choice.Nodes
 	for i, n := range s.nodeObjs {
 		s.nodes = append(s.nodes, n.Name)
 		bb.Status.Nodes = append(bb.Status.Nodes, v1alpha1.NodeStatus{
@@ -70,11 +83,11 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 		})
 	}
 	if c := bb.Spec.Storage.CapacityPerNode; c != nil {
-		total := resource.NewQuantity(c.Value()*int64(want), resource.BinarySI)
+		total := resource.NewQuantity(c.Value()*int64(len(s.nodes)), resource.BinarySI)
 		bb.Status.Capacity = total
 	}
-	setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionUnknown, v1alpha1.ReasonNodesSelected,
-		fmt.Sprintf("nodes selected: %v", s.nodes))
+	bb.Status.NodeSelection = choice.Message
+	setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionUnknown, v1alpha1.ReasonNodesSelected, choice.Message)
 	return ctrl.Result{}, true, nil
 }
 
@@ -108,7 +121,12 @@ func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (
 	}
 	if res.Ready {
 		bb.Status.Mount = res.Mount
-		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionTrue, res.Reason, res.Message)
+		msg := res.Message
+		if bb.Status.NodeSelection != "" {
+			// Why these nodes stays readable in the condition after the engine's own message.
+			msg += "; " + bb.Status.NodeSelection
+		}
+		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionTrue, res.Reason, msg)
 		return ctrl.Result{}, true, nil
 	}
 	// In progress or failed: the reason tells which (summarise derives Failed from failure

@@ -124,6 +124,10 @@ func setReady(bb *v1alpha1.BurstBuffer) {
 			}
 			if len(bb.Status.Nodes) == 0 && c != nil && c.Reason == v1alpha1.ReasonPending {
 				reason, msg = v1alpha1.ReasonPending, "waiting for nodes"
+				// The node choice says what it waits for (nodes, or the workload's pods).
+				if p := meta.FindStatusCondition(bb.Status.Conditions, v1alpha1.ConditionProvisioned); p != nil && p.Status == metav1.ConditionFalse {
+					reason, msg = p.Reason, fmt.Sprintf("%s: %s", v1alpha1.ConditionProvisioned, p.Message)
+				}
 			}
 			setCondition(bb, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
 			return

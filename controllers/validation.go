@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,13 +110,16 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 	reused := map[string]bool{}
 	var pending, failures []string
 	for i, node := range s.nodes {
-		if f, ok := r.cachedFigures(ctx, node); ok && f.Fresh(bb.Spec.Storage.Path, maxAge, r.Now()) {
+		linkAddress := linkDiscoveryAddress(bb, s.nodeObj(node))
+		if f, ok := r.cachedFigures(ctx, node); ok && f.Fresh(bb.Spec.Storage.Path, maxAge, r.Now()) &&
+			(linkAddress == "" || f.Hardware != nil && f.Hardware.LinkAddress == linkAddress) {
 			// Figures this burst buffer measured itself on an earlier visit are its own, not
-			// reused.
+			// reused. A result whose probe did not read the link this burst buffer needs is
+			// not reused: the probe runs again.
 			figures[node], reused[node] = f, f.MeasuredBy != bb.Namespace+"/"+bb.Name
 			continue
 		}
-		st, msg, err := engine.RunTask(ctx, r.Client, r.deviceProbePod(bb, i, node))
+		st, msg, err := engine.RunTask(ctx, r.Client, r.deviceProbePod(bb, i, node, linkAddress))
 		if err != nil {
 			return false, err
 		}
@@ -136,6 +140,10 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 				return false, err
 			}
 		}
+	}
+	if recordDiscovered(bb, figures) {
+		// Stage 1 is recomputed as soon as discovery brings a figure nothing documented.
+		estimate(s)
 	}
 	for i := range failures {
 		failures[i] = "device probe on " + failures[i]
@@ -211,7 +219,7 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 		nc.DeviceWrite = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docW, MeasuredBytesPerSecond: positive(f.DeviceWriteBytesPerSecond), Source: srcW}
 		nc.DeviceRead = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docR, MeasuredBytesPerSecond: positive(f.DeviceReadBytesPerSecond), Source: srcR}
 		if got, ok := links[node]; ok {
-			doc, src := documentedLink(bb, s.nodeObj(node))
+			doc, src := documentedLink(bb, s.nodeObj(node), node)
 			nc.Network = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: doc, MeasuredBytesPerSecond: positive(int64(got)), Source: src}
 		}
 		warnings = append(warnings, belowDocumented(node, "device-write", nc.DeviceWrite)...)
@@ -306,18 +314,61 @@ func documentedDevice(bb *v1alpha1.BurstBuffer, node *corev1.Node, write bool) (
 }
 
 // deviceProbePod runs fio on the node's burst buffer directory: write, then read, direct I/O,
-// large blocks, several jobs, sized from free space, files removed afterwards.
-func (r *BurstBufferReconciler) deviceProbePod(bb *v1alpha1.BurstBuffer, i int, node string) *corev1.Pod {
+// large blocks, several jobs, sized from free space, files removed afterwards. The agent also
+// reads the device's model from sysfs and, given linkAddress, the speed of the interface that
+// carries it: only then does the pod run in the host network, since a pod's own network
+// namespace shows its veth, not the node's interface.
+func (r *BurstBufferReconciler) deviceProbePod(bb *v1alpha1.BurstBuffer, i int, node, linkAddress string) *corev1.Pod {
 	runtime := "3s"
 	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
 		runtime = "10s"
 	}
+	args := []string{"probe-device", "--dir", nodetask.InHost(bb, nodetask.DataDir(bb)),
+		"--runtime", runtime, "--jobs", "4", "--bs", "1M", "--timeout", "3m"}
+	if linkAddress != "" {
+		args = append(args, "--link-address", linkAddress)
+	}
 	return nodetask.Pod(bb, nodetask.Spec{
 		Component: ComponentProbeDevice, Index: i, Node: node, Image: r.AgentImage,
-		Args: []string{"probe-device", "--dir", nodetask.InHost(bb, nodetask.DataDir(bb)),
-			"--runtime", runtime, "--jobs", "4", "--bs", "1M", "--timeout", "3m"},
-		DeadlineSeconds: 300, MountStorage: true,
+		Args: args, DeadlineSeconds: 300, MountStorage: true, HostNetwork: linkAddress != "",
 	})
+}
+
+// linkDiscoveryAddress is the node's InternalIP when its link speed must be discovered:
+// neither spec.hardware nor the node's labels document it. Empty otherwise, and for a node
+// without an InternalIP.
+func linkDiscoveryAddress(bb *v1alpha1.BurstBuffer, node *corev1.Node) string {
+	if node == nil || !hardware.NeedsLinkDiscovery(bb.Spec.Hardware, node.Labels) {
+		return ""
+	}
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP && a.Address != "" {
+			return a.Address
+		}
+	}
+	return ""
+}
+
+// recordDiscovered writes what the device probes discovered into status.nodes[].hardware and
+// says whether anything changed.
+func recordDiscovered(bb *v1alpha1.BurstBuffer, figures map[string]nodecache.Figures) bool {
+	changed := false
+	for i := range bb.Status.Nodes {
+		ns := &bb.Status.Nodes[i]
+		f, ok := figures[ns.Name]
+		if !ok {
+			continue
+		}
+		nh := &v1alpha1.NodeHardware{}
+		if ns.Hardware != nil {
+			nh = ns.Hardware.DeepCopy()
+		}
+		hardware.ApplyDiscovered(nh, f.Hardware)
+		if !equality.Semantic.DeepEqual(nh, ns.Hardware) {
+			ns.Hardware, changed = nh, true
+		}
+	}
+	return changed
 }
 
 // deviceFigures reads a device probe's report from its termination message.
@@ -329,7 +380,7 @@ func deviceFigures(msg string) (nodecache.Figures, error) {
 	if rep.Phase != bench.PhaseSucceeded {
 		return nodecache.Figures{}, fmt.Errorf("probe %s: %s", rep.Phase, rep.Message)
 	}
-	f := nodecache.Figures{MeasuredTime: rep.EndTime, FreeBytes: rep.FreeBytes}
+	f := nodecache.Figures{MeasuredTime: rep.EndTime, FreeBytes: rep.FreeBytes, Hardware: rep.Hardware}
 	for _, res := range rep.Results {
 		switch res.Operation {
 		case bench.OpWrite:

@@ -145,6 +145,17 @@ type NodesSpec struct {
 	// +kubebuilder:default=1
 	// +optional
 	Count int32 `json:"count,omitempty"`
+
+	// fromWorkload places the burst buffer on the nodes of its workload (the pods
+	// spec.workload selects): nodes where its pods already run come first, then nodes where
+	// its unscheduled pods (held by the beeburst.io/ready gate) could be scheduled, the nodes
+	// that fit the most pods first, ties by name. A pod fits a node when its nodeSelector and
+	// required node affinity match it and it tolerates the node's NoSchedule and NoExecute
+	// taints; resource requests and pod affinity are not considered. selector and count still
+	// apply. Until a workload pod exists the burst buffer waits (condition Provisioned False,
+	// reason WaitingForWorkload). false: the first count nodes by name.
+	// +optional
+	FromWorkload bool `json:"fromWorkload,omitempty"`
 }
 
 // StorageSpec is the node-local storage of each node.
@@ -527,6 +538,11 @@ type BurstBufferStatus struct {
 	// +optional
 	NodeCount int32 `json:"nodeCount,omitempty"`
 
+	// nodeSelection says why these nodes were chosen (spec.nodes; with fromWorkload, which
+	// workload pods run on or fit each node). The Provisioned condition repeats it.
+	// +optional
+	NodeSelection string `json:"nodeSelection,omitempty"`
+
 	// capacity is the total space of the burst buffer over all nodes.
 	// +optional
 	Capacity *resource.Quantity `json:"capacity,omitempty"`
@@ -598,6 +614,54 @@ type NodeStatus struct {
 	// prepared is true once the node's directory exists (local engine) or its services run.
 	// +optional
 	Prepared bool `json:"prepared,omitempty"`
+	// hardware is the node's link rate as stage 1 uses it, with its source, and what the
+	// stage-2 device probe discovered on the node.
+	// +optional
+	Hardware *NodeHardware `json:"hardware,omitempty"`
+}
+
+// NodeHardware is one node's hardware: the documented link rate stage 1 uses for the node and
+// where it came from, and what the stage-2 device probe read from the node's sysfs. Device
+// model and capacity are informational; the device's bandwidth is measured by the same probe
+// (status.limits.components).
+type NodeHardware struct {
+	// linkBitsPerSecond is the node's link rate that stage 1 uses: a signalling rate from spec
+	// or label (their encoding applies), or the data rate the kernel reports. Absent: unknown.
+	// +optional
+	LinkBitsPerSecond *resource.Quantity `json:"linkBitsPerSecond,omitempty"`
+	// linkSource says where linkBitsPerSecond came from, the first that gives it: spec
+	// (spec.hardware), label (hardware.beeburst.io/link-rate-bits-per-second on the node),
+	// discovered (interfaceBitsPerSecond), else unknown.
+	// +optional
+	LinkSource string `json:"linkSource,omitempty"`
+	// interface is the network interface that carries the node's InternalIP. Discovered only
+	// where neither spec nor label documents the link: reading it needs the host network.
+	// +optional
+	Interface string `json:"interface,omitempty"`
+	// interfaceBitsPerSecond is the speed the kernel reports for interface
+	// (/sys/class/net/<interface>/speed). Absent when it reports none, or for a virtual
+	// interface such as a veth, whose speed is a constant of its driver, not a link's.
+	// +optional
+	InterfaceBitsPerSecond *resource.Quantity `json:"interfaceBitsPerSecond,omitempty"`
+	// device is the block device that holds spec.storage.path, e.g. nvme0n1p2.
+	// +optional
+	Device string `json:"device,omitempty"`
+	// deviceModel is the model the kernel reports for the device (for a partition, its disk;
+	// below device-mapper or md, the disks'), e.g. "Samsung SSD 980 PRO 1TB"; "loop" for a
+	// loop device. Absent when the kernel reports none (virtio disks, for example).
+	// +optional
+	DeviceModel string `json:"deviceModel,omitempty"`
+	// backingFile is a loop device's backing file.
+	// +optional
+	BackingFile string `json:"backingFile,omitempty"`
+	// capacity is the size of the file system at spec.storage.path.
+	// +optional
+	Capacity *resource.Quantity `json:"capacity,omitempty"`
+	// notes say what could not be discovered, and why.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Notes []string `json:"notes,omitempty"`
 }
 
 // MountStatus says how workload pods reach the file system.

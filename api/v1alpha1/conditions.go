@@ -44,6 +44,7 @@ const (
 	ReasonReconciling         = "Reconciling"
 	ReasonNodesNotFound       = "NodesNotFound"
 	ReasonNodesSelected       = "NodesSelected"
+	ReasonWaitingForWorkload  = "WaitingForWorkload"
 	ReasonEstimated           = "Estimated"
 	ReasonHardwareUnknown     = "HardwareUnknown"
 	ReasonInvalidHardware     = "InvalidHardware"

@@ -100,13 +100,19 @@ func writeThenRead(ctx context.Context, jobDir string, o bench.SeqOptions, clien
 
 func newProbeDevice(g *globals, stdout io.Writer) *cobra.Command {
 	f := &dataFlags{}
+	var sys, linkAddress string
 	c := &cobra.Command{
 		Use:   "probe-device --dir DIR",
 		Short: "stage 2: fio on a node-local path (direct I/O, large sequential blocks, several jobs; write then read)",
 		Long: `Writes --jobs new files in a new subdirectory of --dir with large sequential blocks and
 direct I/O for --runtime, then reads back what was written for --runtime. Files are sized from
 the free space (--size auto: min(1 GiB, 10% of free / jobs) per job) and removed afterwards,
-also when the run fails or is cancelled.`,
+also when the run fails or is cancelled.
+
+Before that it reads from sysfs (--sys) what the node's documentation would say: the block
+device below --dir with its model and the file system's size, and with --link-address the
+speed of the interface that carries that address (in a pod this needs the host network).
+The Report's "hardware" holds them; what cannot be read or trusted is left out with a note.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return runReport(g, stdout, "probe-device", func(ctx context.Context, r *bench.Report) error {
@@ -114,6 +120,7 @@ also when the run fails or is cancelled.`,
 				if free, err := freeBytes(f.dir); err == nil {
 					r.FreeBytes = int64(free)
 				}
+				r.Hardware = discoverHardware(sys, f.dir, linkAddress, hostInterfaces)
 				wd, cleanup, err := workDir(f.dir, "probe")
 				if err != nil {
 					return err
@@ -133,5 +140,7 @@ also when the run fails or is cancelled.`,
 		},
 	}
 	f.add(c, "jobs", 4, 10*time.Second)
+	c.Flags().StringVar(&sys, "sys", "/sys", "where sysfs is mounted (hardware discovery)")
+	c.Flags().StringVar(&linkAddress, "link-address", "", "the node's address (its InternalIP): report the speed of the interface that carries it")
 	return c
 }

@@ -168,6 +168,9 @@ type Report struct {
 	// FreeBytes is the space available below --dir before the run (device probe): the
 	// operator publishes it as the burst buffer's capacity when the spec gives none.
 	FreeBytes int64 `json:"freeBytes,omitempty"`
+	// Hardware is what the device probe read about its node from sysfs (link speed, device
+	// model, file system size).
+	Hardware *Hardware `json:"hardware,omitempty"`
 	// Output is where the full Report was written (--output), if anywhere.
 	Output string `json:"output,omitempty"`
 	// Truncated is true when detail was dropped to fit the termination message.

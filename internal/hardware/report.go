@@ -14,7 +14,14 @@ import (
 func ReportFromStatus(bb *v1alpha1.BurstBuffer) limits.Report {
 	r := limits.Report{Title: fmt.Sprintf("BurstBuffer %s/%s: %s, phase %s", bb.Namespace, bb.Name, bb.Spec.Engine, orDash(string(bb.Status.Phase)))}
 	for _, n := range bb.Status.Nodes {
-		r.Summary = append(r.Summary, fmt.Sprintf("node %s: %v", n.Name, n.Roles))
+		line := fmt.Sprintf("node %s: %v", n.Name, n.Roles)
+		if d := DescribeNode(n.Hardware); d != "" {
+			line += "; " + d
+		}
+		r.Summary = append(r.Summary, line)
+	}
+	if bb.Status.NodeSelection != "" {
+		r.Summary = append(r.Summary, bb.Status.NodeSelection)
 	}
 	l := bb.Status.Limits
 	if l == nil {

@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/beeburst/beeburst/internal/bench"
 )
 
 // Key is the ConfigMap data key.
@@ -29,6 +31,9 @@ type Figures struct {
 	FreeBytes int64 `json:"freeBytes,omitempty"`
 	// MeasuredBy names the burst buffer whose probe measured them (namespace/name).
 	MeasuredBy string `json:"measuredBy,omitempty"`
+	// Hardware is what the same probe discovered on the node (link speed, device model), so
+	// that a reused result brings it along.
+	Hardware *bench.Hardware `json:"hardware,omitempty"`
 }
 
 // Name is the ConfigMap's name for a node.
