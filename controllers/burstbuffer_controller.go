@@ -115,6 +115,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileEstimate,
 		r.reconcileEngine,
 		r.reconcileValidation,
+		r.reconcileStageIn,
 	}
 	for _, phase := range phases {
 		res, done, err := phase(ctx, s)
@@ -149,6 +150,7 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BurstBuffer{}).
 		Owns(&corev1.Pod{}).
+		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersOfClaim)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersWaitingForNodes),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, nodeReadyChanged()))).
 		// spec.nodes.fromWorkload waits for the workload's pods. Owns above sees only the

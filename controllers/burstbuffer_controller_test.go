@@ -199,7 +199,7 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 
 	It("keeps the data and the object when stage-out cannot run, until the user sets hurry", func() {
 		bb := localBB(ns, "keep", 1)
-		bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: &v1alpha1.PVCSource{ClaimName: "out"}}}
+		bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "out"}}}
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		finishPod(ctx, ns, "keep-prep-0", corev1.PodSucceeded, "")
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
@@ -279,7 +279,8 @@ var _ = Describe("CRD validation", func() {
 		Entry("zero nodes", "nodes: {count: 0}", "spec.nodes.count"),
 		Entry("chunk size not a power of two", "layout: {chunkSize: 100Ki}", "layout.chunkSize must be a power of two"),
 		Entry("TTL policy without ttl", "teardown: {policy: AfterTTL}", "teardown.ttl is required"),
-		Entry("stage-out with both a claim and a URL", "stageOut: [{persistentVolumeClaim: {claimName: x}, url: 's3://bucket/x'}]", "set exactly one of persistentVolumeClaim and url"),
+		Entry("stage-out without a claim", "stageOut: [{path: results}]", "persistentVolumeClaim: Required value"),
+		Entry("a claim path that escapes the claim", "stageOut: [{persistentVolumeClaim: {claimName: x, path: 'a/../../b'}}]", "persistentVolumeClaim.path must be relative"),
 		Entry("relative storage path", "storage: {path: mnt/nvme}", "spec.storage.path"),
 		Entry("sweep over more nodes than the burst buffer has", "nodes: {count: 2}\nvalidation: {sweep: {nodes: [1, 4]}}", "validation.sweep.nodes may not name more nodes than nodes.count"),
 		Entry("colocated with different client and server counts", "hardware: {colocated: true, clients: {nodes: 4}, servers: {nodes: 2}}", "hardware.clients.nodes and hardware.servers.nodes must be equal"),
@@ -330,6 +331,9 @@ var _ = Describe("CRD validation", func() {
 	It("accepts every sample in config/samples with kubectl apply --dry-run=server", func() {
 		files, err := filepath.Glob(filepath.Join("..", "config", "samples", "*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
+		nested, err := filepath.Glob(filepath.Join("..", "config", "samples", "*", "*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		files = append(files, nested...)
 		Expect(files).NotTo(BeEmpty())
 		for _, f := range files {
 			out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "apply", "--dry-run=server", "-n", ns, "-f", f).CombinedOutput()

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/placement"
+	"github.com/beeburst/beeburst/internal/staging"
 	"github.com/beeburst/beeburst/internal/workload"
 )
 
@@ -150,18 +152,28 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// A stage-in copies from durable storage: stopping it loses nothing. A stage-out is
+	// stopped only when the user gave its data up.
+	stop := []staging.Direction{staging.In}
+	if bb.Spec.Teardown.Hurry {
+		stop = append(stop, staging.Out)
+	}
+	if busy, err = r.stopCopies(ctx, bb, busy, stop); err != nil {
+		return ctrl.Result{}, err
+	}
 	if len(busy) > 0 {
 		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonDeleting,
 			fmt.Sprintf("waiting for %d running task pod(s) to end before removing data: %v", len(busy), busy))
 		return ctrl.Result{}, nil
 	}
 
-	if len(bb.Spec.StageOut) > 0 && !bb.Spec.Teardown.Hurry {
-		// Nothing named in stageOut may be deleted before it was copied. This version cannot
-		// copy, so it keeps the data and the object until a human decides.
-		setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonNotImplemented,
-			"spec.stageOut is set but this operator version cannot stage out yet: the data stays on the nodes and this BurstBuffer stays until you copy it yourself and set spec.teardown.hurry: true")
-		return ctrl.Result{}, nil
+	if bb.Spec.Teardown.Hurry {
+		if len(bb.Spec.StageOut) > 0 && !conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue) {
+			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, ReasonSkippedByHurry,
+				"spec.teardown.hurry is true: stage-out skipped, the data named in spec.stageOut is removed with the burst buffer")
+		}
+	} else if res, done, err := r.reconcileStageOut(ctx, s); err != nil || !done {
+		return res, err
 	}
 
 	done, err := s.engine.Teardown(ctx, bb, s.nodes)
@@ -187,9 +199,14 @@ func (r *BurstBufferReconciler) runningTasks(ctx context.Context, bb *v1alpha1.B
 	}
 	var busy []string
 	for _, p := range pods.Items {
-		// Clean pods are teardown's own; long-running pods (BeeGFS services and clients) are
-		// the engine's to stop, in its order.
-		if p.Labels[nodetask.LabelComponent] == "clean" || p.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		// Clean and stage-out pods are teardown's own; long-running pods (BeeGFS services and
+		// clients) are the engine's to stop, in its order.
+		switch p.Labels[nodetask.LabelComponent] {
+		case "clean", string(staging.In), string(staging.Out):
+			// Teardown's own, and copies (stopCopies, reconcileStageOut).
+			continue
+		}
+		if p.Spec.RestartPolicy != corev1.RestartPolicyNever {
 			continue
 		}
 		if st, _ := nodetask.StateOf(&p); st == nodetask.Running {
@@ -197,5 +214,29 @@ func (r *BurstBufferReconciler) runningTasks(ctx context.Context, bb *v1alpha1.B
 		}
 	}
 	sort.Strings(busy)
+	return busy, nil
+}
+
+// stopCopies deletes the running copy pods of the given directions (a copy must not race the
+// removal of the data) and returns busy with them added, so teardown waits until they are gone.
+func (r *BurstBufferReconciler) stopCopies(ctx context.Context, bb *v1alpha1.BurstBuffer, busy []string, dirs []staging.Direction) ([]string, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
+		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
+	}); err != nil {
+		return busy, err
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !slices.Contains(dirs, staging.Direction(p.Labels[nodetask.LabelComponent])) {
+			continue
+		}
+		if st, _ := nodetask.StateOf(p); st == nodetask.Running {
+			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+				return busy, err
+			}
+			busy = append(busy, p.Name)
+		}
+	}
 	return busy, nil
 }

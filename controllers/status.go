@@ -22,7 +22,14 @@ var conditionTypes = []string{
 }
 
 func initConditions(bb *v1alpha1.BurstBuffer) {
-	for _, t := range conditionTypes {
+	types := conditionTypes
+	if len(bb.Spec.StageIn) > 0 {
+		types = append(types[:len(types):len(types)], v1alpha1.ConditionStagedIn)
+	}
+	if len(bb.Spec.StageOut) > 0 {
+		types = append(types[:len(types):len(types)], v1alpha1.ConditionStagedOut)
+	}
+	for _, t := range types {
 		if meta.FindStatusCondition(bb.Status.Conditions, t) == nil {
 			setCondition(bb, t, metav1.ConditionUnknown, v1alpha1.ReasonPending, "not evaluated yet")
 		}
@@ -55,6 +62,7 @@ var failureReasons = map[string]bool{
 	v1alpha1.ReasonProbeFailed:         true,
 	v1alpha1.ReasonClientModuleMissing: true,
 	v1alpha1.ReasonStageFailed:         true,
+	ReasonNodeGone:                     true,
 	"PrepareFailed":                    true,
 }
 
@@ -78,9 +86,10 @@ func (r *BurstBufferReconciler) summarise(s *scope) {
 	}
 
 	switch {
-	case deleting && conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse) &&
-		isFailureReason(conditionReason(bb, v1alpha1.ConditionStagedOut)):
+	case deleting && stageOutStuck(bb):
 		bb.Status.Phase = v1alpha1.PhaseStageOutFailed
+	case deleting && conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse):
+		bb.Status.Phase = v1alpha1.PhaseStagingOut
 	case deleting:
 		bb.Status.Phase = v1alpha1.PhaseTearingDown
 	case ready:
@@ -90,14 +99,31 @@ func (r *BurstBufferReconciler) summarise(s *scope) {
 	case conditionIs(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse) &&
 		isFailureReason(conditionReason(bb, v1alpha1.ConditionProvisioned)):
 		bb.Status.Phase = v1alpha1.PhaseFailed
+	case anyFailure(bb, v1alpha1.ConditionStagedIn):
+		bb.Status.Phase = v1alpha1.PhaseFailed
 	case anyFailure(bb, v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated, v1alpha1.ConditionLimitsEstimated):
 		bb.Status.Phase = v1alpha1.PhaseDegraded
 	case !conditionIs(bb, v1alpha1.ConditionProvisioned, metav1.ConditionTrue):
 		bb.Status.Phase = v1alpha1.PhaseProvisioning
+	case conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) && len(bb.Spec.StageIn) > 0:
+		bb.Status.Phase = v1alpha1.PhaseStagingIn
 	default:
 		bb.Status.Phase = v1alpha1.PhaseMeasuring
 	}
 	bb.Status.Summary = summary(bb)
+}
+
+// stageOutStuck: stage-out stopped and needs a human - it failed, a claim is missing or a
+// node is gone - as opposed to copying or waiting for the workload to end.
+func stageOutStuck(bb *v1alpha1.BurstBuffer) bool {
+	if bb.Spec.Teardown.Hurry || !conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse) {
+		return false
+	}
+	switch conditionReason(bb, v1alpha1.ConditionStagedOut) {
+	case v1alpha1.ReasonStaging, ReasonWaitingForWorkload, v1alpha1.ReasonPending:
+		return false
+	}
+	return true
 }
 
 func anyFailure(bb *v1alpha1.BurstBuffer, types ...string) bool {
@@ -112,10 +138,14 @@ func anyFailure(bb *v1alpha1.BurstBuffer, types ...string) bool {
 // setReady: Ready is True when every stage the spec asks for is done; otherwise it carries
 // the first stage that is not, with that stage's reason, so `kubectl get bb -o wide` says why.
 func setReady(bb *v1alpha1.BurstBuffer) {
-	for _, t := range []string{
+	stages := []string{
 		v1alpha1.ConditionLimitsEstimated, v1alpha1.ConditionProvisioned,
 		v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated,
-	} {
+	}
+	if len(bb.Spec.StageIn) > 0 {
+		stages = append(stages, v1alpha1.ConditionStagedIn)
+	}
+	for _, t := range stages {
 		c := meta.FindStatusCondition(bb.Status.Conditions, t)
 		if c == nil || c.Status != metav1.ConditionTrue {
 			reason, msg := v1alpha1.ReasonNotReady, t+" is not evaluated yet"

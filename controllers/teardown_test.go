@@ -86,7 +86,7 @@ var _ = Describe("Teardown policies", func() {
 
 	It("never removes data named in stageOut: an automatic teardown stops in StageOutFailed", func() {
 		bb := localBB(ns, "keepout", 1)
-		bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: &v1alpha1.PVCSource{ClaimName: "out"}}}
+		bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "out"}}}
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		finishPod(ctx, ns, "keepout-prep-0", corev1.PodSucceeded, "")
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))

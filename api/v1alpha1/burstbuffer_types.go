@@ -403,9 +403,10 @@ type WorkloadSpec struct {
 	MountPath string `json:"mountPath,omitempty"`
 }
 
-// StageSpec is one copy between the burst buffer and durable storage. Exactly one of
-// persistentVolumeClaim and url is set.
-// +kubebuilder:validation:XValidation:rule="has(self.persistentVolumeClaim) != has(self.url)",message="set exactly one of persistentVolumeClaim and url"
+// StageSpec is one copy between the burst buffer and a PersistentVolumeClaim in the
+// BurstBuffer's namespace. The claim must be mountable on every node of the burst buffer
+// (ReadWriteMany, or ReadOnlyMany for stage-in): the copy runs on all of them at once. A
+// ReadWriteOnce claim works too, one node at a time.
 type StageSpec struct {
 	// path is the directory inside the burst buffer, relative to its root.
 	// +kubebuilder:default="."
@@ -414,14 +415,8 @@ type StageSpec struct {
 	// +optional
 	Path string `json:"path,omitempty"`
 
-	// persistentVolumeClaim is a claim in the BurstBuffer's namespace.
-	// +optional
-	PersistentVolumeClaim *PVCSource `json:"persistentVolumeClaim,omitempty"`
-
-	// url is an object store location (s3://bucket/prefix).
-	// +kubebuilder:validation:Pattern=`^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$`
-	// +optional
-	URL string `json:"url,omitempty"`
+	// persistentVolumeClaim is the durable side of the copy.
+	PersistentVolumeClaim PVCSource `json:"persistentVolumeClaim"`
 }
 
 // PVCSource names a directory on a PersistentVolumeClaim.
@@ -1019,21 +1014,70 @@ type WorkloadStatus struct {
 	TeardownReason string `json:"teardownReason,omitempty"`
 }
 
-// StageStatus is the progress of a stage-in or stage-out.
+// StagePhase is where a stage-in or stage-out copy is.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+type StagePhase string
+
+// Stage phases.
+const (
+	StagePending   StagePhase = "Pending"
+	StageRunning   StagePhase = "Running"
+	StageSucceeded StagePhase = "Succeeded"
+	StageFailed    StagePhase = "Failed"
+)
+
+// StageStatus is the progress of a stage-in or stage-out copy, over all nodes.
 type StageStatus struct {
-	// files copied.
+	// phase of the whole copy.
+	// +optional
+	Phase StagePhase `json:"phase,omitempty"`
+	// files copied so far.
 	// +optional
 	Files int64 `json:"files,omitempty"`
-	// bytes copied.
+	// bytes copied so far.
 	// +optional
 	Bytes int64 `json:"bytes,omitempty"`
-	// bytesPerSecond is the copy rate.
+	// bytesPerSecond is the copy rate: bytes over the time since the copy started (until it
+	// completed).
 	// +optional
 	BytesPerSecond int64 `json:"bytesPerSecond,omitempty"`
+	// skippedFiles were already at the destination with the same content (an earlier,
+	// interrupted copy, or the same file from several nodes).
+	// +optional
+	SkippedFiles int64 `json:"skippedFiles,omitempty"`
+	// startTime is when the first copy started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// completionTime is when the copy finished.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// message describes the last failure, if any.
+	// nodes is the copy per node.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Nodes []StageNodeStatus `json:"nodes,omitempty"`
+	// message describes the copy: what runs, or what failed and what to do.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// StageNodeStatus is the copy on one node.
+type StageNodeStatus struct {
+	// name of the node.
+	Name string `json:"name"`
+	// pod that copies on this node.
+	// +optional
+	Pod string `json:"pod,omitempty"`
+	// phase of the node's copy.
+	// +optional
+	Phase StagePhase `json:"phase,omitempty"`
+	// files copied by this node.
+	// +optional
+	Files int64 `json:"files,omitempty"`
+	// bytes copied by this node.
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+	// message: why the copy waits or failed.
 	// +optional
 	Message string `json:"message,omitempty"`
 }

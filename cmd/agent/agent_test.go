@@ -436,3 +436,37 @@ func TestCheckModule(t *testing.T) {
 		t.Errorf("a bad module name must fail, got exit %d", code)
 	}
 }
+
+// The stage subcommand end to end: totals in the Report and the termination message, a
+// conflict as a failed Report that names the file.
+func TestStage(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(src, "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "in", "data"), []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	term := filepath.Join(t.TempDir(), "termination-log")
+	code, r, _ := agent(t, "-q", "--termination-log", term, "stage",
+		"--from", filepath.Join(src, "in"), "--to", filepath.Join(dst, "in"),
+		"--from", filepath.Join(src, "missing"), "--to", filepath.Join(dst, "missing"), "--missing-ok")
+	if code != exitOK || r.Stage == nil || r.Stage.Files != 1 || r.Stage.Bytes != 10 || len(r.Stage.MissingSources) != 1 {
+		t.Fatalf("exit %d, report %+v", code, r.Stage)
+	}
+	var compact bench.Report
+	if b, err := os.ReadFile(term); err != nil || json.Unmarshal(b, &compact) != nil || compact.Stage == nil || compact.Stage.Bytes != 10 {
+		t.Fatalf("termination message lacks the totals: %s %v", b, err)
+	}
+
+	if err := os.WriteFile(filepath.Join(dst, "in", "data"), []byte("changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, r, _ = agent(t, "-q", "stage", "--from", filepath.Join(src, "in"), "--to", filepath.Join(dst, "in"))
+	if code != exitFailed || !strings.Contains(r.Message, "already exists with different content") {
+		t.Fatalf("conflict: exit %d message %q", code, r.Message)
+	}
+	if code, _, _ := agent(t, "-q", "stage", "--from", src); code != exitUsage {
+		t.Errorf("unpaired --from: exit %d, want %d", code, exitUsage)
+	}
+}

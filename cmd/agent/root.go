@@ -90,6 +90,7 @@ func newRoot(stdout io.Writer) *cobra.Command {
 		newTools(stdout),
 		newDir(g, stdout),
 		newCheckModule(g, stdout),
+		newStage(g, stdout),
 	)
 	return root
 }

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/beeburst/beeburst/internal/treecopy"
 )
 
 // Phase is how a run of the agent ended.
@@ -171,6 +173,8 @@ type Report struct {
 	// Hardware is what the device probe read about its node from sysfs (link speed, device
 	// model, file system size).
 	Hardware *Hardware `json:"hardware,omitempty"`
+	// Stage holds the totals of a stage-in or stage-out copy (`agent stage`).
+	Stage *treecopy.Totals `json:"stage,omitempty"`
 	// Output is where the full Report was written (--output), if anywhere.
 	Output string `json:"output,omitempty"`
 	// Truncated is true when detail was dropped to fit the termination message.

@@ -178,6 +178,8 @@ var _ = Describe("beeburst", Ordered, func() {
 		}
 	})
 
+	stagingSample()
+
 	It("reports a beegfs burst buffer's problem clearly within 60 seconds and cleans up", func() {
 		ctx := context.Background()
 		bb := &v1alpha1.BurstBuffer{
@@ -231,25 +233,10 @@ func workerCount() int {
 // nodeShell runs a shell command in a pod on node with the node's storage path at /host,
 // using the agent image (which carries sh and ls), and returns its log.
 func nodeShell(ctx context.Context, node, script string) string {
-	name := "e2e-shell-" + node
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace},
-		Spec: corev1.PodSpec{
-			NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{Name: "sh", Image: "beeburst/agent:" + imageTag, ImagePullPolicy: corev1.PullIfNotPresent,
-				Command: []string{"sh", "-c", script}, VolumeMounts: []corev1.VolumeMount{{Name: "nvme", MountPath: "/host"}}}},
-			Volumes: []corev1.Volume{{Name: "nvme", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/mnt/nvme"}}}},
-		},
-	}
-	Expect(k8s.Create(ctx, pod)).To(Succeed())
-	DeferCleanup(func() { _ = k8s.Delete(context.Background(), pod) })
-	Eventually(func() corev1.PodPhase {
-		_ = k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod)
-		return pod.Status.Phase
-	}, time.Minute, time.Second).Should(Equal(corev1.PodSucceeded))
-	out, err := kubectl("-n", testNamespace, "logs", name)
-	Expect(err).NotTo(HaveOccurred(), out)
-	return out
+	return podShell(ctx, "e2e-shell-"+node, node, script, volume{
+		v: corev1.Volume{Name: "nvme", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/mnt/nvme"}}},
+		m: corev1.VolumeMount{Name: "nvme", MountPath: "/host"},
+	})
 }
 
 func readEnv(path string) map[string]string {
