@@ -21,13 +21,11 @@ import (
 
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch
 
-// Reasons of the StagedIn and StagedOut conditions besides the API's Staging, Staged and
-// StageFailed.
+// Reasons of the StagedIn and StagedOut conditions besides the API's Staging, Staged,
+// StageFailed and WaitingForWorkload (stage-out waits until the workload's pods ended).
 const (
 	// ReasonClaimNotFound: a claim named in the spec does not exist (yet).
 	ReasonClaimNotFound = "ClaimNotFound"
-	// ReasonWaitingForWorkload: stage-out waits until the workload's pods have ended.
-	ReasonWaitingForWorkload = "WaitingForWorkload"
 	// ReasonNodeGone: a node holding data is gone; its data cannot be staged out.
 	ReasonNodeGone = "NodeGone"
 	// ReasonSkippedByHurry: spec.teardown.hurry skipped the stage-out.
@@ -78,7 +76,7 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 		return ctrl.Result{}, false, err
 	}
 	if len(running) > 0 {
-		setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, ReasonWaitingForWorkload,
+		setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonWaitingForWorkload,
 			fmt.Sprintf("waiting for %d workload pod(s) to end before staging out: %s", len(running), strings.Join(running, ", ")))
 		return ctrl.Result{}, false, nil
 	}

@@ -120,7 +120,7 @@ func stageOutStuck(bb *v1alpha1.BurstBuffer) bool {
 		return false
 	}
 	switch conditionReason(bb, v1alpha1.ConditionStagedOut) {
-	case v1alpha1.ReasonStaging, ReasonWaitingForWorkload, v1alpha1.ReasonPending:
+	case v1alpha1.ReasonStaging, v1alpha1.ReasonWaitingForWorkload, v1alpha1.ReasonPending:
 		return false
 	}
 	return true
