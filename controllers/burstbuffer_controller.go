@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -47,6 +48,9 @@ type BurstBufferReconciler struct {
 	Engines map[v1alpha1.EngineType]engine.Engine
 	// Now is the clock (tests may replace it).
 	Now func() time.Time
+	// PodLogTail returns the last lines of a pod's log (the progress of a running copy). Set
+	// from the manager's config by SetupWithManager when nil.
+	PodLogTail func(ctx context.Context, namespace, name string, lines int64) (string, error)
 }
 
 // scope is what the phases of one visit share.
@@ -63,6 +67,7 @@ type scope struct {
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;deletecollection
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -146,6 +151,16 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	if r.PodLogTail == nil {
+		cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		r.PodLogTail = func(ctx context.Context, ns, name string, lines int64) (string, error) {
+			b, err := cs.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{TailLines: &lines}).DoRaw(ctx)
+			return string(b), err
+		}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BurstBuffer{}).

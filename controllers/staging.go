@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +17,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/staging"
+	"github.com/beeburst/beeburst/internal/treecopy"
 	"github.com/beeburst/beeburst/internal/workload"
 )
 
@@ -125,7 +127,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		return stageWaiting, ctrl.Result{}, err
 	}
 	var pods []staging.NodePod
-	previousDone := true
+	previousDone, anyRunning := true, false
 	for i, node := range s.nodes {
 		want := staging.Pod(bb, d, i, node, r.AgentImage)
 		np := staging.NodePod{Node: node}
@@ -148,6 +150,10 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 			previousDone = false
 		} else if st, _ := nodetask.StateOf(np.Pod); st != nodetask.Succeeded {
 			previousDone = false
+			if st == nodetask.Running && np.Pod.Status.Phase == corev1.PodRunning {
+				np.Progress = r.copyProgress(ctx, np.Pod)
+				anyRunning = true
+			}
 		}
 		pods = append(pods, np)
 	}
@@ -181,7 +187,28 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		return stageFailed, ctrl.Result{}, nil
 	}
 	setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStaging, msg)
+	if anyRunning {
+		// Pod events do not tell progress: look at the copies' logs again shortly.
+		return stageWaiting, ctrl.Result{RequeueAfter: progressInterval}, nil
+	}
 	return stageWaiting, ctrl.Result{}, nil
+}
+
+// progressInterval is how often the status follows a running copy (the agent prints its
+// progress every 5 s).
+const progressInterval = 10 * time.Second
+
+// copyProgress reads a running copy's last progress line from its log. Best effort: without
+// a log (no kubelet in envtest, a log rotated away) the node's figures come with its report.
+func (r *BurstBufferReconciler) copyProgress(ctx context.Context, pod *corev1.Pod) *treecopy.Totals {
+	if r.PodLogTail == nil {
+		return nil
+	}
+	log, err := r.PodLogTail(ctx, pod.Namespace, pod.Name, 20)
+	if err != nil {
+		return nil
+	}
+	return staging.LastProgress(log)
 }
 
 // deleteStaleStagePods removes copy pods of an earlier version of the direction's spec (they

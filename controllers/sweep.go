@@ -107,9 +107,9 @@ points:
 		for i := 0; i < p.m; i++ {
 			pod := nodetask.Pod(bb, nodetask.Spec{
 				Component: ComponentSweep, Index: k*1000 + i, Node: s.nodes[i], Image: r.AgentImage,
-				Args: []string{"--monitor-interval=500ms", "ideal", "--dir", nodetask.InHost(bb, nodetask.DataDir(bb)),
+				Args: []string{"--monitor-interval=500ms", "ideal", "--dir", nodetask.FileSystemMount,
 					"--procs", fmt.Sprint(p.n), "--runtime", fmt.Sprintf("%ds", seconds), "--timeout", "3m"},
-				DeadlineSeconds: 300, MountStorage: true,
+				DeadlineSeconds: 300, MountFileSystem: true,
 			})
 			st, msg, err := engine.RunTask(ctx, r.Client, pod)
 			if err != nil {

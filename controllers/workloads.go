@@ -41,9 +41,9 @@ func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope
 		for i, node := range s.nodes {
 			pod := nodetask.Pod(bb, nodetask.Spec{
 				Component: ComponentBench, Index: k*1000 + i, Node: node, Image: r.AgentImage,
-				Args: []string{"workload", "--kind", w.kind, "--dir", nodetask.InHost(bb, nodetask.DataDir(bb)),
+				Args: []string{"workload", "--kind", w.kind, "--dir", nodetask.FileSystemMount,
 					"--procs", fmt.Sprint(procs), "--runtime", "5s", "--timeout", "3m"},
-				DeadlineSeconds: 300, MountStorage: true,
+				DeadlineSeconds: 300, MountFileSystem: true,
 			})
 			st, msg, err := engine.RunTask(ctx, r.Client, pod)
 			if err != nil {

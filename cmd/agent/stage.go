@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,8 +38,10 @@ an empty copy (stage-out from a node the job did not write on). Progress goes to
 			}
 			o := treecopy.Options{Shard: shard, Of: of, MissingSourceOK: missingOK, ProgressInterval: progress,
 				Progress: func(t treecopy.Totals) {
+					// Always printed, also with -q: the operator reads the last such line
+					// from the pod's log into the status.
 					if b, err := json.Marshal(t); err == nil {
-						logf("progress %s", b)
+						fmt.Fprintf(os.Stderr, "%s%s\n", treecopy.ProgressPrefix, b)
 					}
 				}}
 			for i := range from {

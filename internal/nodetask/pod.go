@@ -18,6 +18,12 @@ import (
 // HostMount is where a node task sees the node's storage path.
 const HostMount = "/host/storage"
 
+// FileSystemMount is where a node task sees the burst buffer's file system as the workload
+// does (status.mount.hostPath: the local engine's node directory, or the BeeGFS client
+// mount), so that benchmarks of the file system (stage 3, workload benchmarks) and copies
+// (stage-in, stage-out) go through it - for BeeGFS through the client, not to the targets.
+const FileSystemMount = "/burst-buffer"
+
 // Standard labels of every child object.
 const (
 	LabelName      = "app.kubernetes.io/name"
@@ -73,6 +79,9 @@ type Spec struct {
 	// MountStorage mounts spec.storage.path (which must already exist on the node: a missing
 	// path must fail, not silently create a directory on the root disk) at HostMount.
 	MountStorage bool
+	// MountFileSystem mounts status.mount.hostPath at FileSystemMount, with HostToContainer
+	// propagation (a BeeGFS client mount made after the pod started is seen).
+	MountFileSystem bool
 	// HostNetwork runs the task in the node's network namespace (network probes).
 	HostNetwork bool
 	Env         []corev1.EnvVar
@@ -137,6 +146,17 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 			}},
 		}}
 		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "storage", MountPath: HostMount}}
+	}
+	if s.MountFileSystem && bb.Status.Mount != nil {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
+			Name: "burst-buffer",
+			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+				Path: bb.Status.Mount.HostPath, Type: ptr(corev1.HostPathDirectory),
+			}},
+		})
+		pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{
+			Name: "burst-buffer", MountPath: FileSystemMount, MountPropagation: ptr(corev1.MountPropagationHostToContainer),
+		})
 	}
 	pod.Spec.Volumes = append(pod.Spec.Volumes, s.Volumes...)
 	pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, s.Mounts...)

@@ -26,6 +26,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/treecopy"
 )
 
 // Direction is stage-in or stage-out.
@@ -39,7 +40,7 @@ const (
 
 // Where a stage pod sees the burst buffer and the claims.
 const (
-	BurstBufferMount = "/burst-buffer"
+	BurstBufferMount = nodetask.FileSystemMount
 	ClaimsMount      = "/claims"
 )
 
@@ -101,24 +102,16 @@ func PodName(bb *v1alpha1.BurstBuffer, d Direction, i int) string {
 	return fmt.Sprintf("%s-%s-%s-%d", bb.Name, d, Key(Specs(bb, d)), i)
 }
 
-// Pod builds node i's copy pod. The burst buffer is reached through its mount's host path
-// (local: the node directory; beegfs: the client mount, hence HostToContainer propagation),
-// claims as volumes (read-only for stage-in). The pod is scheduled, not pinned with nodeName,
+// Pod builds node i's copy pod. The burst buffer is reached as the workload reaches it
+// (nodetask.FileSystemMount), claims as volumes (read-only for stage-in). The pod is scheduled, not pinned with nodeName,
 // so the scheduler binds the claims (see nodetask.Spec.Scheduled), and has no deadline: a
 // copy takes as long as the data needs.
 func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *corev1.Pod {
 	specs := Specs(bb, d)
 	claims := Claims(specs)
 	readOnly := d == In
-	vols := []corev1.Volume{{
-		Name: "burst-buffer",
-		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: bb.Status.Mount.HostPath, Type: ptr(corev1.HostPathDirectory),
-		}},
-	}}
-	mounts := []corev1.VolumeMount{{
-		Name: "burst-buffer", MountPath: BurstBufferMount, MountPropagation: ptr(corev1.MountPropagationHostToContainer),
-	}}
+	var vols []corev1.Volume
+	var mounts []corev1.VolumeMount
 	for k, c := range claims {
 		name := fmt.Sprintf("claim-%d", k)
 		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
@@ -145,16 +138,34 @@ func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *core
 	}
 	pod := nodetask.Pod(bb, nodetask.Spec{
 		Component: string(d), Index: i, Node: node, Image: image, Args: args,
-		DeadlineSeconds: -1, Scheduled: true, Volumes: vols, Mounts: mounts,
+		DeadlineSeconds: -1, Scheduled: true, MountFileSystem: true, Volumes: vols, Mounts: mounts,
 	})
 	pod.Name = PodName(bb, d, i)
 	return pod
 }
 
-// NodePod is a node's copy pod as found in the API (nil: not created yet).
+// NodePod is a node's copy pod as found in the API (nil: not created yet), with the last
+// progress its running copy printed, if known.
 type NodePod struct {
-	Node string
-	Pod  *corev1.Pod
+	Node     string
+	Pod      *corev1.Pod
+	Progress *treecopy.Totals
+}
+
+// LastProgress finds the last progress line in a copy pod's log tail.
+func LastProgress(log string) *treecopy.Totals {
+	lines := strings.Split(log, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), treecopy.ProgressPrefix)
+		if !ok {
+			continue
+		}
+		var t treecopy.Totals
+		if json.Unmarshal([]byte(rest), &t) == nil {
+			return &t
+		}
+	}
+	return nil
 }
 
 // Summarise turns the nodes' pods into the status of the copy. now bounds the rate of a copy
@@ -183,6 +194,10 @@ func Summarise(pods []NodePod, parallel bool, now time.Time) v1alpha1.StageStatu
 		switch state {
 		case nodetask.Running:
 			ns.Phase, ns.Message = runningPhase(np.Pod)
+			if p := np.Progress; p != nil {
+				// Figures so far, from the copy's log; the report replaces them at the end.
+				ns.Files, ns.Bytes = p.Files, p.Bytes
+			}
 		case nodetask.Succeeded, nodetask.Failed:
 			rep, err := report(msg)
 			if rep.Stage != nil {

@@ -166,3 +166,27 @@ func TestSummarise(t *testing.T) {
 		}
 	}
 }
+
+// A running copy's figures come from the last progress line of its log.
+func TestProgressOfARunningCopy(t *testing.T) {
+	log := "agent: stage: starting\n" +
+		`agent: progress {"files":10,"bytes":1000,"seconds":5}` + "\n" +
+		`agent: progress {"files":25,"bytes":2500000000,"seconds":10}` + "\n" +
+		"agent: progress {garbled\n"
+	p := LastProgress(log)
+	if p == nil || p.Files != 25 || p.Bytes != 2_500_000_000 {
+		t.Fatalf("LastProgress = %+v, want the last readable line", p)
+	}
+	if LastProgress("no progress yet\n") != nil {
+		t.Error("progress from a log without progress lines")
+	}
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	running := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1", CreationTimestamp: metav1.NewTime(now.Add(-10 * time.Second))},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+		}}}}
+	st := Summarise([]NodePod{{Node: "n1", Pod: running, Progress: p}}, true, now)
+	if st.Phase != v1alpha1.StageRunning || st.Files != 25 || st.Bytes != 2_500_000_000 || st.BytesPerSecond != 250_000_000 {
+		t.Errorf("running copy: %+v, want 25 files, 2.5 GB at 250 MB/s so far", st)
+	}
+}

@@ -69,6 +69,10 @@ type Totals struct {
 	Seconds        float64  `json:"seconds"`
 }
 
+// ProgressPrefix starts the progress lines the agent prints to its log, followed by the
+// Totals as JSON; the operator reads the last one into the status while a copy runs.
+const ProgressPrefix = "agent: progress "
+
 // ConflictError says a destination file exists with other content.
 type ConflictError struct{ Path string }
 
