@@ -199,11 +199,11 @@ func (r *BurstBufferReconciler) runningTasks(ctx context.Context, bb *v1alpha1.B
 	}
 	var busy []string
 	for _, p := range pods.Items {
-		// Clean and stage-out pods are teardown's own; long-running pods (BeeGFS services and
-		// clients) are the engine's to stop, in its order.
+		// Clean pods are teardown's own and copies are handled by stopCopies and
+		// reconcileStageOut; long-running pods (BeeGFS services and clients) are the engine's
+		// to stop, in its order.
 		switch p.Labels[nodetask.LabelComponent] {
 		case "clean", string(staging.In), string(staging.Out):
-			// Teardown's own, and copies (stopCopies, reconcileStageOut).
 			continue
 		}
 		if p.Spec.RestartPolicy != corev1.RestartPolicyNever {
