@@ -179,6 +179,7 @@ var _ = Describe("beeburst", Ordered, func() {
 	})
 
 	stagingSample()
+	stageOutFailureKeepsData()
 
 	It("reports a beegfs burst buffer's problem clearly within 60 seconds and cleans up", func() {
 		ctx := context.Background()

@@ -148,6 +148,9 @@ func waitJob(ctx context.Context, name string, timeout time.Duration) {
 	}, timeout, time.Second).Should(Succeed())
 }
 
+// shells counts podShell's pods.
+var shells int
+
 type volume struct {
 	v corev1.Volume
 	m corev1.VolumeMount
@@ -163,6 +166,8 @@ func claimVolume(claim, at string) volume {
 // podShell runs a shell script in a pod (on node, if given) with the agent image and the
 // volumes, and returns its log (stdout and stderr).
 func podShell(ctx context.Context, name, node, script string, vols ...volume) string {
+	shells++
+	name = fmt.Sprintf("%s-%d", name, shells) // unique: earlier ones are deleted at the spec's end
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace},
 		Spec: corev1.PodSpec{
@@ -185,4 +190,82 @@ func podShell(ctx context.Context, name, node, script string, vols ...volume) st
 	out, err := kubectl("-n", testNamespace, "logs", name)
 	Expect(err).NotTo(HaveOccurred(), out)
 	return out
+}
+
+// stageOutFailureKeepsData proves the safety promise on real nodes: a stage-out that cannot
+// finish (a file on the claim with other content) leaves the data on the node and the
+// BurstBuffer in StageOutFailed; only hurry removes it.
+func stageOutFailureKeepsData() {
+	It("keeps the data on the node when stage-out fails, and removes it only when the user sets hurry", func() {
+		if hw == nil {
+			Skip("needs the testbed's shared hostPath volumes (see the staging sample)")
+		}
+		ctx := context.Background()
+		const sampleDir = "config/samples/staging"
+		_ = os.RemoveAll("/var/tmp/beeburst-samples")
+		DeferCleanup(func() {
+			_, _ = kubectl("delete", "-n", testNamespace, "-f", filepath.Join(sampleDir, "claims.yaml"), "--wait=true", "--timeout=60s")
+			_, _ = kubectl("delete", "-f", filepath.Join(sampleDir, "volumes-testbed.yaml"), "--wait=true", "--timeout=60s")
+			_ = os.RemoveAll("/var/tmp/beeburst-samples")
+		})
+		for _, f := range []string{"volumes-testbed.yaml", "claims.yaml"} {
+			out, err := kubectl("apply", "-n", testNamespace, "-f", filepath.Join(sampleDir, f))
+			Expect(err).NotTo(HaveOccurred(), out)
+		}
+		// The claim already holds conflict/data.txt with other content.
+		podShell(ctx, "e2e-seed-conflict", "", "mkdir -p /results/conflict && echo old > /results/conflict/data.txt",
+			claimVolume("results", "/results"))
+
+		bb := &v1alpha1.BurstBuffer{
+			ObjectMeta: metav1.ObjectMeta{Name: "keep", Namespace: testNamespace},
+			Spec: v1alpha1.BurstBufferSpec{
+				Engine:     v1alpha1.EngineLocal,
+				Nodes:      v1alpha1.NodesSpec{Count: 1},
+				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileNone},
+				StageOut:   []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "results", Path: "conflict"}}},
+			},
+		}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		dir := "/mnt/nvme/beeburst/" + testNamespace + ".keep"
+		writer := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "writer", Namespace: testNamespace, Labels: map[string]string{v1alpha1.LabelBurstBuffer: "keep"}},
+			Spec: corev1.PodSpec{
+				RestartPolicy:   corev1.RestartPolicyNever,
+				SchedulingGates: []corev1.PodSchedulingGate{{Name: v1alpha1.SchedulingGate}},
+				Containers: []corev1.Container{{Name: "main", Image: "beeburst/agent:" + imageTag, ImagePullPolicy: corev1.PullIfNotPresent,
+					Command:      []string{"sh", "-c", "mkdir -p /scratch/results && echo new > /scratch/results/data.txt"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}}},
+				Volumes: []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}}}},
+			},
+		}
+		Expect(k8s.Create(ctx, writer)).To(Succeed())
+
+		// The writer runs once the burst buffer is Ready and ends; AfterWorkload deletes the
+		// burst buffer, whose stage-out meets the conflict.
+		Eventually(func(g Gomega) {
+			cur := get(ctx, bb)
+			g.Expect(cur.Status.Phase).To(Equal(v1alpha1.PhaseStageOutFailed))
+		}, 3*time.Minute, time.Second).Should(Succeed())
+		cur := get(ctx, bb)
+		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionStagedOut)
+		Expect(c.Message).To(And(ContainSubstring("already exists with different content"), ContainSubstring("spec.teardown.hurry")))
+		fmt.Printf("stage-out failure kept the burst buffer: %s\n", c.Message)
+		node := cur.Status.Nodes[0].Name
+		Consistently(func() string {
+			return nodeShell(ctx, node, "cat /host/beeburst/"+testNamespace+".keep/results/data.txt")
+		}, 10*time.Second, 5*time.Second).Should(Equal("new\n"), "the data stays on the node")
+		Expect(podShell(ctx, "e2e-read-conflict", "", "cat /results/conflict/data.txt", claimVolume("results", "/results"))).
+			To(Equal("old\n"), "nothing on the claim is overwritten")
+
+		// The human gives the data up.
+		Eventually(func() error {
+			cur := get(ctx, bb)
+			cur.Spec.Teardown.Hurry = true
+			return k8s.Update(ctx, cur)
+		}, time.Minute, time.Second).Should(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}, 2*time.Minute, time.Second).Should(BeTrue())
+		Expect(nodeShell(ctx, node, "ls -A /host/beeburst 2>/dev/null; true")).NotTo(ContainSubstring(testNamespace + ".keep"))
+	})
 }
