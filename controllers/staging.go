@@ -159,6 +159,9 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 	}
 
 	st := staging.Summarise(pods, parallel, r.Now())
+	for i := range st.Nodes {
+		st.Nodes[i].Message = staging.Readable(bb, d, st.Nodes[i].Message)
+	}
 	if d == staging.In {
 		bb.Status.StageIn = &st
 	} else {

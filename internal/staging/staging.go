@@ -144,6 +144,19 @@ func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *core
 	return pod
 }
 
+// Readable rewrites the pod-side paths in a copy's message to what the user wrote in the
+// spec: "/claims/claim-0/run-1/x" becomes "claim results: run-1/x", "/burst-buffer/results/x"
+// becomes "burst buffer: results/x".
+func Readable(bb *v1alpha1.BurstBuffer, d Direction, msg string) string {
+	for k, c := range Claims(Specs(bb, d)) {
+		root := path.Join(ClaimsMount, fmt.Sprintf("claim-%d", k))
+		msg = strings.ReplaceAll(msg, root+"/", "claim "+c+": ")
+		msg = strings.ReplaceAll(msg, root, "claim "+c+": .")
+	}
+	msg = strings.ReplaceAll(msg, BurstBufferMount+"/", "burst buffer: ")
+	return strings.ReplaceAll(msg, BurstBufferMount, "burst buffer: .")
+}
+
 // NodePod is a node's copy pod as found in the API (nil: not created yet), with the last
 // progress its running copy printed, if known.
 type NodePod struct {

@@ -190,3 +190,12 @@ func TestProgressOfARunningCopy(t *testing.T) {
 		t.Errorf("running copy: %+v, want 25 files, 2.5 GB at 250 MB/s so far", st)
 	}
 }
+
+func TestReadable(t *testing.T) {
+	b := bb(v1alpha1.EngineLocal)
+	got := Readable(b, In, "open /claims/claim-1/x: denied; /claims/claim-0 is empty; /burst-buffer/in/a exists")
+	want := "open claim refs: x: denied; claim data: . is empty; burst buffer: in/a exists"
+	if got != want {
+		t.Errorf("Readable = %q, want %q", got, want)
+	}
+}
