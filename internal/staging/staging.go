@@ -148,10 +148,11 @@ func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *core
 // spec: "/claims/claim-0/run-1/x" becomes "claim results: run-1/x", "/burst-buffer/results/x"
 // becomes "burst buffer: results/x".
 func Readable(bb *v1alpha1.BurstBuffer, d Direction, msg string) string {
-	for k, c := range Claims(Specs(bb, d)) {
+	claims := Claims(Specs(bb, d))
+	for k := len(claims) - 1; k >= 0; k-- { // claim-10 before claim-1, its prefix
 		root := path.Join(ClaimsMount, fmt.Sprintf("claim-%d", k))
-		msg = strings.ReplaceAll(msg, root+"/", "claim "+c+": ")
-		msg = strings.ReplaceAll(msg, root, "claim "+c+": .")
+		msg = strings.ReplaceAll(msg, root+"/", "claim "+claims[k]+": ")
+		msg = strings.ReplaceAll(msg, root, "claim "+claims[k]+": .")
 	}
 	msg = strings.ReplaceAll(msg, BurstBufferMount+"/", "burst buffer: ")
 	return strings.ReplaceAll(msg, BurstBufferMount, "burst buffer: .")
