@@ -51,6 +51,9 @@ type BurstBufferReconciler struct {
 	// PodLogTail returns the last lines of a pod's log (the progress of a running copy). Set
 	// from the manager's config by SetupWithManager when nil.
 	PodLogTail func(ctx context.Context, namespace, name string, lines int64) (string, error)
+	// APIReader reads past the cache: whether a user's Secret (an object store's credentials)
+	// exists. Set to the manager's by SetupWithManager when nil.
+	APIReader client.Reader
 }
 
 // scope is what the phases of one visit share.
@@ -151,6 +154,9 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.PodLogTail == nil {
 		cs, err := kubernetes.NewForConfig(mgr.GetConfig())

@@ -28,6 +28,8 @@ import (
 const (
 	// ReasonClaimNotFound: a claim named in the spec does not exist (yet).
 	ReasonClaimNotFound = "ClaimNotFound"
+	// ReasonSecretNotFound: an object store's credentialsSecret does not exist (yet).
+	ReasonSecretNotFound = "SecretNotFound"
 	// ReasonNodeGone: a node holding data is gone; its data cannot be staged out.
 	ReasonNodeGone = "NodeGone"
 	// ReasonSkippedByHurry: spec.teardown.hurry skipped the stage-out.
@@ -121,6 +123,24 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		}
 		claims = append(claims, pvc)
 	}
+	for _, name := range staging.Secrets(specs) {
+		// Only whether it exists: the metadata, read past the cache (which holds only the
+		// operator's own Secrets), never the keys.
+		var sec metav1.PartialObjectMetadata
+		sec.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: name}, &sec)
+		if apierrors.IsNotFound(err) {
+			// As a missing claim; Secrets are not watched (not cached), so look again soon.
+			setCondition(bb, cond, metav1.ConditionFalse, ReasonSecretNotFound,
+				fmt.Sprintf("Secret %s/%s (s3.credentialsSecret) does not exist: create it with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or correct spec.%s); the copy starts when it exists%s",
+					bb.Namespace, name, map[staging.Direction]string{staging.In: "stageIn", staging.Out: "stageOut"}[d],
+					map[staging.Direction]string{staging.In: "", staging.Out: ". The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up"}[d]))
+			return stageWaiting, ctrl.Result{RequeueAfter: secretRecheck}, nil
+		}
+		if err != nil {
+			return stageWaiting, ctrl.Result{}, err
+		}
+	}
 	parallel := staging.Parallel(d, claims)
 
 	if err := r.deleteStaleStagePods(ctx, bb, d); err != nil {
@@ -196,6 +216,9 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 	}
 	return stageWaiting, ctrl.Result{}, nil
 }
+
+// secretRecheck is how often a copy waiting for its credentials Secret looks again.
+const secretRecheck = 5 * time.Second
 
 // progressInterval is how often the status follows a running copy (the agent prints its
 // progress every 5 s).

@@ -216,6 +216,42 @@ var _ = Describe("Stage-in and stage-out", func() {
 			Eventually(gone(bb), timeout).Should(BeTrue())
 		})
 
+		It("fails a stage-out to an object store whose Secret is missing, and copies once it exists", func() {
+			bb := localBB(ns, "s3", 2)
+			bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", S3: &v1alpha1.S3Source{
+				URL: "s3://results/run-7", Endpoint: "http://10.0.0.9:9000", CredentialsSecret: "store-keys"}}}
+			Expect(k8s.Create(ctx, bb)).To(Succeed())
+			finishPod(ctx, ns, "s3-prep-0", corev1.PodSucceeded, "")
+			finishPod(ctx, ns, "s3-prep-1", corev1.PodSucceeded, "")
+			Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+			Expect(k8s.Delete(ctx, bb)).To(Succeed())
+
+			Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseStageOutFailed))
+			c := condition(ctx, bb, v1alpha1.ConditionStagedOut)()
+			Expect(c).To(haveStatus(metav1.ConditionFalse, "SecretNotFound"))
+			Expect(c.Message).To(And(ContainSubstring("Secret "+ns+"/store-keys (s3.credentialsSecret) does not exist"),
+				ContainSubstring("The data stays on the nodes")))
+			Consistently(exists(podName(bb, staging.Out, 0)), 2*time.Second).Should(BeFalse())
+
+			Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "store-keys", Namespace: ns},
+				StringData: map[string]string{"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"}})).To(Succeed())
+			// An object store takes every node at once.
+			Eventually(exists(podName(bb, staging.Out, 0)), timeout).Should(BeTrue(), "the Secret's creation starts the copy")
+			Eventually(exists(podName(bb, staging.Out, 1)), timeout).Should(BeTrue())
+			pod := getPod(ctx, ns, podName(bb, staging.Out, 0))()
+			Expect(pod.Spec.Containers[0].Args).To(ContainElements("/burst-buffer/results",
+				"s3://results/run-7?endpoint=http%3A%2F%2F10.0.0.9%3A9000&env-prefix=S3_0_", "--missing-ok"))
+			Expect(pod.Spec.Containers[0].EnvFrom).To(HaveLen(1))
+			Expect(pod.Spec.Containers[0].EnvFrom[0].SecretRef.Name).To(Equal("store-keys"))
+			Expect(pod.Spec.Volumes).To(HaveLen(1), "no claim volume")
+
+			finishPod(ctx, ns, podName(bb, staging.Out, 0), corev1.PodSucceeded, report(2, 2048))
+			finishPod(ctx, ns, podName(bb, staging.Out, 1), corev1.PodSucceeded, report(1, 10))
+			finishPod(ctx, ns, "s3-clean-0", corev1.PodSucceeded, "")
+			finishPod(ctx, ns, "s3-clean-1", corev1.PodSucceeded, "")
+			Eventually(gone(bb), timeout).Should(BeTrue())
+		})
+
 		It("waits for running workload pods before it copies, and hurry gives the data up", func() {
 			bb := outBB("wait")
 			Expect(k8s.Create(ctx, workloadPod(ns, "job-0", "wait", false))).To(Succeed())

@@ -403,10 +403,12 @@ type WorkloadSpec struct {
 	MountPath string `json:"mountPath,omitempty"`
 }
 
-// StageSpec is one copy between the burst buffer and a PersistentVolumeClaim in the
-// BurstBuffer's namespace. The claim must be mountable on every node of the burst buffer
-// (ReadWriteMany, or ReadOnlyMany for stage-in): the copy runs on all of them at once. A
-// ReadWriteOnce claim works too, one node at a time.
+// StageSpec is one copy between the burst buffer and durable storage: a PersistentVolumeClaim
+// in the BurstBuffer's namespace or an object store (S3 API). A claim should be mountable on
+// every node of the burst buffer (ReadWriteMany, or ReadOnlyMany for stage-in): the copy runs
+// on all of them at once. A ReadWriteOnce claim works too, one node at a time. An object store
+// is always copied by all nodes at once.
+// +kubebuilder:validation:XValidation:rule="has(self.persistentVolumeClaim) != has(self.s3)",message="exactly one of persistentVolumeClaim and s3 is required"
 type StageSpec struct {
 	// path is the directory inside the burst buffer, relative to its root.
 	// +kubebuilder:default="."
@@ -415,8 +417,43 @@ type StageSpec struct {
 	// +optional
 	Path string `json:"path,omitempty"`
 
-	// persistentVolumeClaim is the durable side of the copy.
-	PersistentVolumeClaim PVCSource `json:"persistentVolumeClaim"`
+	// persistentVolumeClaim is the durable side of the copy (or s3).
+	// +optional
+	PersistentVolumeClaim PVCSource `json:"persistentVolumeClaim,omitzero"`
+
+	// s3 is the durable side of the copy as an object store (or persistentVolumeClaim).
+	// +optional
+	S3 *S3Source `json:"s3,omitempty"`
+}
+
+// S3Source names a prefix in an S3 bucket (AWS S3, or any server of the S3 API such as MinIO
+// or Ceph RGW). Stage-in copies every object below the prefix; stage-out uploads each file
+// under the prefix and its path, never overwriting an object (see docs/workloads.md).
+type S3Source struct {
+	// url is s3://bucket or s3://bucket/prefix.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/([^/?#]+/)*[^/?#]*)?$`
+	// +kubebuilder:validation:XValidation:rule="!self.split('/').exists(p, p == '..')",message="s3.url must not contain '..'"
+	URL string `json:"url"`
+
+	// endpoint is the server's URL (http or https), for object stores other than AWS S3;
+	// empty: AWS S3.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^https?://[^/?#]+/?$`
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// region of the bucket; empty: asked from the server.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Region string `json:"region,omitempty"`
+
+	// credentialsSecret names a Secret in the BurstBuffer's namespace with the keys
+	// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and optionally AWS_SESSION_TOKEN. Without it
+	// the copy pods use the environment's default credentials (e.g. IRSA or an instance role).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	CredentialsSecret string `json:"credentialsSecret,omitempty"`
 }
 
 // PVCSource names a directory on a PersistentVolumeClaim.

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"time"
 
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/spf13/cobra"
 
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/objcopy"
 	"github.com/beeburst/beeburst/internal/treecopy"
 )
 
@@ -21,8 +24,9 @@ func newStage(g *globals, stdout io.Writer) *cobra.Command {
 	var shard, of int
 	var missingOK bool
 	var progress time.Duration
+	var s3Endpoint, s3Region string
 	c := &cobra.Command{
-		Use:   "stage --from DIR --to DIR [--from DIR --to DIR ...] [--shard I --of N] [--missing-ok]",
+		Use:   "stage --from DIR|URL --to DIR|URL [--from DIR|URL --to DIR|URL ...] [--shard I --of N] [--missing-ok]",
 		Short: "copy directory trees, never overwriting: the stage-in and stage-out of a burst buffer",
 		Long: `Copies the tree below each --from to the --to of the same position. A file appears at its
 destination complete or not at all (temporary name, fsync, hard link). An existing destination
@@ -30,26 +34,51 @@ file is never overwritten: the same content counts as copied (a retry), other co
 copy naming the file. With --shard/--of, this copier takes only the files whose path hashes to
 its shard (a shared file system copied by N nodes at once). --missing-ok makes a missing --from
 an empty copy (stage-out from a node the job did not write on). Progress goes to stderr as
-"progress {json}" lines; the Report's "stage" holds the totals.`,
+"progress {json}" lines; the Report's "stage" holds the totals.
+
+Either side of a pair may be an object store, s3://bucket/prefix (the other a directory): its
+objects are downloaded below the directory, or the directory's files uploaded below the prefix
+with a conditional PUT (If-None-Match: *) and their SHA-256 as metadata, so that an object is
+never replaced either. --s3-endpoint and --s3-region apply to every such URL; a URL's query
+(?endpoint=..&region=..&env-prefix=..) overrides them for its pair. Credentials come from
+AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN (after the URL's env-prefix),
+else from the pod's IAM role (IRSA, instance profile).`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if len(from) == 0 || len(from) != len(to) {
 				return fmt.Errorf("stage: give --from and --to in pairs (%d --from, %d --to)", len(from), len(to))
 			}
-			o := treecopy.Options{Shard: shard, Of: of, MissingSourceOK: missingOK, ProgressInterval: progress,
-				Progress: func(t treecopy.Totals) {
-					// Always printed, also with -q: the operator reads the last such line
-					// from the pod's log into the status.
-					if b, err := json.Marshal(t); err == nil {
-						fmt.Fprintf(os.Stderr, "%s%s\n", treecopy.ProgressPrefix, b)
-					}
-				}}
+			var pairs []treecopy.Pair
 			for i := range from {
-				o.Pairs = append(o.Pairs, treecopy.Pair{From: from[i], To: to[i]})
+				if objcopy.IsURL(from[i]) && objcopy.IsURL(to[i]) {
+					return fmt.Errorf("stage: %s to %s: one side of a pair must be a directory", from[i], to[i])
+				}
+				pairs = append(pairs, treecopy.Pair{From: from[i], To: to[i]})
 			}
 			return runReport(g, stdout, "stage", func(ctx context.Context, r *bench.Report) error {
-				t, err := treecopy.Copy(ctx, o)
-				r.Stage = &t
+				start := time.Now()
+				var done treecopy.Totals // of the pairs before the current one
+				report := func(t treecopy.Totals) {
+					// Always printed, also with -q: the operator reads the last such line
+					// from the pod's log into the status.
+					sum := done
+					sum.Add(t)
+					sum.Seconds = time.Since(start).Seconds()
+					if b, err := json.Marshal(sum); err == nil {
+						fmt.Fprintf(os.Stderr, "%s%s\n", treecopy.ProgressPrefix, b)
+					}
+				}
+				var err error
+				for _, p := range pairs {
+					var t treecopy.Totals
+					t, err = stagePair(ctx, p, shard, of, missingOK, s3Endpoint, s3Region, report, progress)
+					done.Add(t)
+					if err != nil {
+						break
+					}
+				}
+				done.Seconds = time.Since(start).Seconds()
+				r.Stage = &done
 				return err
 			})
 		},
@@ -61,5 +90,43 @@ an empty copy (stage-out from a node the job did not write on). Progress goes to
 	f.IntVar(&of, "of", 1, "number of copiers sharing the files")
 	f.BoolVar(&missingOK, "missing-ok", false, "a missing --from is an empty copy, not an error")
 	f.DurationVar(&progress, "progress-interval", 5*time.Second, "how often progress is printed")
+	f.StringVar(&s3Endpoint, "s3-endpoint", "", "object store URL (http or https) for s3:// pairs; empty: AWS S3")
+	f.StringVar(&s3Region, "s3-region", "", "bucket region for s3:// pairs; empty: asked from the server")
 	return c
+}
+
+// stagePair copies one pair with the copier its sides call for.
+func stagePair(ctx context.Context, p treecopy.Pair, shard, of int, missingOK bool, endpoint, region string,
+	progress func(treecopy.Totals), interval time.Duration) (treecopy.Totals, error) {
+	if !objcopy.IsURL(p.From) && !objcopy.IsURL(p.To) {
+		return treecopy.Copy(ctx, treecopy.Options{Pairs: []treecopy.Pair{p}, Shard: shard, Of: of,
+			MissingSourceOK: missingOK, Progress: progress, ProgressInterval: interval})
+	}
+	o := objcopy.Options{Shard: shard, Of: of, MissingSourceOK: missingOK, Progress: progress, ProgressInterval: interval}
+	u := p.From
+	o.Direction, o.Dir = objcopy.Download, p.To
+	if objcopy.IsURL(p.To) {
+		u, o.Direction, o.Dir = p.To, objcopy.Upload, p.From
+	}
+	l, err := objcopy.ParseURL(u)
+	if err != nil {
+		return treecopy.Totals{}, err
+	}
+	if l.Endpoint == "" {
+		l.Endpoint = endpoint
+	}
+	if l.Region == "" {
+		l.Region = region
+	}
+	o.Location = l
+	// Without keys in the environment: the pod's role (IRSA's web identity token, the
+	// container or instance metadata service), as the AWS SDKs' default chain.
+	creds, err := objcopy.Credentials(ctx, l, os.Getenv, &credentials.IAM{Client: &http.Client{Timeout: 10 * time.Second}})
+	if err != nil {
+		return treecopy.Totals{}, err
+	}
+	if o.Client, err = objcopy.NewClient(l, creds); err != nil {
+		return treecopy.Totals{}, err
+	}
+	return objcopy.Copy(ctx, o)
 }

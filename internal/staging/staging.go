@@ -1,6 +1,7 @@
 // Package staging plans the stage-in and stage-out copies of a burst buffer as one pod per
 // node and summarises their pods into the status. Pure functions: the controller creates the
-// pods and writes the status; the copy itself is internal/treecopy, run by the agent.
+// pods and writes the status; the copy itself is internal/treecopy (claims) or
+// internal/objcopy (object stores), run by the agent.
 //
 // Who copies what:
 //   - local engine (every node has its own scratch): stage-in copies everything to every
@@ -15,6 +16,7 @@ package staging
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path"
 	"sort"
 	"strings"
@@ -26,6 +28,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/objcopy"
 	"github.com/beeburst/beeburst/internal/treecopy"
 )
 
@@ -56,16 +59,52 @@ func Specs(bb *v1alpha1.BurstBuffer, d Direction) []v1alpha1.StageSpec {
 func Claims(specs []v1alpha1.StageSpec) []string {
 	var names []string
 	for _, s := range specs {
-		if !contains(names, s.PersistentVolumeClaim.ClaimName) {
+		if s.S3 == nil && !contains(names, s.PersistentVolumeClaim.ClaimName) {
 			names = append(names, s.PersistentVolumeClaim.ClaimName)
 		}
 	}
 	return names
 }
 
+// Secrets are the distinct credential Secrets of the copies' object stores, in order of
+// first use.
+func Secrets(specs []v1alpha1.StageSpec) []string {
+	var names []string
+	for _, s := range specs {
+		if s.S3 != nil && s.S3.CredentialsSecret != "" && !contains(names, s.S3.CredentialsSecret) {
+			names = append(names, s.S3.CredentialsSecret)
+		}
+	}
+	return names
+}
+
+// secretEnvPrefix is put before the variable names of Secret k (envFrom's prefix), so that
+// the copies of several stores each find their own AWS_* keys.
+func secretEnvPrefix(k int) string { return fmt.Sprintf("S3_%d_", k) }
+
+// s3Arg is the agent's argument for an object store: the URL, with the store's endpoint,
+// region and credential variables' prefix as its query (objcopy.ParseURL).
+func s3Arg(s *v1alpha1.S3Source, secrets []string) string {
+	q := url.Values{}
+	if s.Endpoint != "" {
+		q.Set(objcopy.QueryEndpoint, s.Endpoint)
+	}
+	if s.Region != "" {
+		q.Set(objcopy.QueryRegion, s.Region)
+	}
+	if s.CredentialsSecret != "" {
+		q.Set(objcopy.QueryEnvPrefix, secretEnvPrefix(index(secrets, s.CredentialsSecret)))
+	}
+	if len(q) == 0 {
+		return s.URL
+	}
+	return s.URL + "?" + q.Encode()
+}
+
 // Parallel says whether the copies may run on all nodes at once: every claim can be mounted
 // by several nodes (ReadWriteMany; for stage-in, which mounts read-only, ReadOnlyMany too).
-// Otherwise nodes copy one after another, which a ReadWriteOnce claim allows.
+// Otherwise nodes copy one after another, which a ReadWriteOnce claim allows. Object stores
+// take any number of clients: they never hold a copy back.
 func Parallel(d Direction, claims []corev1.PersistentVolumeClaim) bool {
 	for _, c := range claims {
 		modes := c.Status.AccessModes
@@ -103,9 +142,10 @@ func PodName(bb *v1alpha1.BurstBuffer, d Direction, i int) string {
 }
 
 // Pod builds node i's copy pod. The burst buffer is reached as the workload reaches it
-// (nodetask.FileSystemMount), claims as volumes (read-only for stage-in). The pod is scheduled, not pinned with nodeName,
-// so the scheduler binds the claims (see nodetask.Spec.Scheduled), and has no deadline: a
-// copy takes as long as the data needs.
+// (nodetask.FileSystemMount), claims as volumes (read-only for stage-in), object stores by
+// URL with their credentials from their Secrets (envFrom). The pod is scheduled, not pinned
+// with nodeName, so the scheduler binds the claims (see nodetask.Spec.Scheduled), and has no
+// deadline: a copy takes as long as the data needs.
 func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *corev1.Pod {
 	specs := Specs(bb, d)
 	claims := Claims(specs)
@@ -119,13 +159,19 @@ func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *core
 		}})
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: path.Join(ClaimsMount, name), ReadOnly: readOnly})
 	}
+	secrets := Secrets(specs)
 	args := []string{"--timeout", "8760h", "stage"}
 	for _, s := range specs {
 		inBB := path.Join(BurstBufferMount, s.Path)
-		onClaim := path.Join(ClaimsMount, fmt.Sprintf("claim-%d", index(claims, s.PersistentVolumeClaim.ClaimName)), s.PersistentVolumeClaim.Path)
-		from, to := onClaim, inBB
+		var durable string
+		if s.S3 != nil {
+			durable = s3Arg(s.S3, secrets)
+		} else {
+			durable = path.Join(ClaimsMount, fmt.Sprintf("claim-%d", index(claims, s.PersistentVolumeClaim.ClaimName)), s.PersistentVolumeClaim.Path)
+		}
+		from, to := durable, inBB
 		if d == Out {
-			from, to = inBB, onClaim
+			from, to = inBB, durable
 		}
 		args = append(args, "--from", from, "--to", to)
 	}
@@ -140,6 +186,11 @@ func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *core
 		Component: string(d), Index: i, Node: node, Image: image, Args: args,
 		DeadlineSeconds: -1, Scheduled: true, MountFileSystem: true, Volumes: vols, Mounts: mounts,
 	})
+	for k, name := range secrets {
+		pod.Spec.Containers[0].EnvFrom = append(pod.Spec.Containers[0].EnvFrom, corev1.EnvFromSource{
+			Prefix: secretEnvPrefix(k), SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}},
+		})
+	}
 	pod.Name = PodName(bb, d, i)
 	return pod
 }

@@ -199,3 +199,60 @@ func TestReadable(t *testing.T) {
 		t.Errorf("Readable = %q, want %q", got, want)
 	}
 }
+
+// Object store copies: no claim volume, the URL with its store's endpoint, region and the
+// prefix of its credential variables as the argument, the credentials from the Secret
+// (envFrom with that prefix), one Secret per distinct name, next to claim copies.
+func TestPodS3(t *testing.T) {
+	b := bb(v1alpha1.EngineLocal)
+	b.Spec.StageIn = []v1alpha1.StageSpec{
+		{Path: "in", S3: &v1alpha1.S3Source{URL: "s3://data/run-7", Endpoint: "http://minio.store:9000", Region: "eu-1", CredentialsSecret: "store-keys"}},
+		{Path: "ref", S3: &v1alpha1.S3Source{URL: "s3://refs"}}, // the pod's own role
+		{Path: "in2", S3: &v1alpha1.S3Source{URL: "s3://data/run-8", CredentialsSecret: "store-keys"}},
+		{Path: "other", S3: &v1alpha1.S3Source{URL: "s3://other/x", CredentialsSecret: "other-keys"}},
+	}
+	b.Spec.StageOut = []v1alpha1.StageSpec{
+		{Path: "results", S3: &v1alpha1.S3Source{URL: "s3://data/out", CredentialsSecret: "store-keys"}},
+		{Path: "logs", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "logs"}},
+	}
+	if got := Claims(b.Spec.StageIn); len(got) != 0 {
+		t.Errorf("claims of s3 copies: %v", got)
+	}
+	if got := Secrets(b.Spec.StageIn); strings.Join(got, ",") != "store-keys,other-keys" {
+		t.Errorf("secrets %v", got)
+	}
+	p := Pod(b, In, 0, "n1", "agent:1")
+	c := p.Spec.Containers[0]
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{
+		"--from s3://data/run-7?endpoint=http%3A%2F%2Fminio.store%3A9000&env-prefix=S3_0_&region=eu-1 --to /burst-buffer/in",
+		"--from s3://refs --to /burst-buffer/ref",
+		"--from s3://data/run-8?env-prefix=S3_0_ --to /burst-buffer/in2",
+		"--from s3://other/x?env-prefix=S3_1_ --to /burst-buffer/other",
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if len(p.Spec.Volumes) != 1 || len(c.VolumeMounts) != 1 {
+		t.Errorf("volumes %+v: want only the burst buffer's", p.Spec.Volumes)
+	}
+	if len(c.EnvFrom) != 2 || c.EnvFrom[0].Prefix != "S3_0_" || c.EnvFrom[0].SecretRef.Name != "store-keys" ||
+		c.EnvFrom[1].Prefix != "S3_1_" || c.EnvFrom[1].SecretRef.Name != "other-keys" {
+		t.Errorf("envFrom %+v", c.EnvFrom)
+	}
+	if !Parallel(In, nil) {
+		t.Error("object stores never hold a copy back")
+	}
+
+	out := Pod(b, Out, 1, "n2", "agent:1")
+	args = strings.Join(out.Spec.Containers[0].Args, " ")
+	for _, want := range []string{"--from /burst-buffer/results --to s3://data/out?env-prefix=S3_0_", "--from /burst-buffer/logs --to /claims/claim-0", "--missing-ok"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("stage-out args %q lack %q", args, want)
+		}
+	}
+	if len(out.Spec.Volumes) != 2 || out.Spec.Volumes[1].PersistentVolumeClaim.ClaimName != "logs" {
+		t.Errorf("stage-out volumes %+v", out.Spec.Volumes)
+	}
+}

@@ -84,11 +84,62 @@ func (e *ConflictError) Error() string {
 // recognisable (and never copied themselves).
 const tmpMarker = ".beeburst-tmp-"
 
+// Add adds o's figures to t (the pairs of one run copied by different copiers); Seconds are
+// left alone, the caller measures the whole run.
+func (t *Totals) Add(o Totals) {
+	t.Files += o.Files
+	t.Bytes += o.Bytes
+	t.SkippedFiles += o.SkippedFiles
+	t.SkippedBytes += o.SkippedBytes
+	t.Dirs += o.Dirs
+	t.Symlinks += o.Symlinks
+	t.Ignored += o.Ignored
+	t.MissingSources = append(t.MissingSources, o.MissingSources...)
+}
+
+// Meter keeps the running totals of a copy and reports them about every interval (the
+// progress lines); other copiers (internal/objcopy) use it too.
+type Meter struct {
+	T        Totals
+	start    time.Time
+	lastTick time.Time
+	progress func(Totals)
+	interval time.Duration
+}
+
+// NewMeter starts the clock; progress may be nil, interval 0 is 2 s.
+func NewMeter(progress func(Totals), interval time.Duration) *Meter {
+	if interval == 0 {
+		interval = 2 * time.Second
+	}
+	return &Meter{start: time.Now(), progress: progress, interval: interval}
+}
+
+// Tick reports the totals if the interval has passed since the last report.
+func (m *Meter) Tick() {
+	if m.progress == nil {
+		return
+	}
+	if now := time.Now(); now.Sub(m.lastTick) >= m.interval {
+		m.lastTick = now
+		t := m.T
+		t.Seconds = now.Sub(m.start).Seconds()
+		m.progress(t)
+	}
+}
+
+// Done is the final totals, with the time since NewMeter.
+func (m *Meter) Done() Totals {
+	m.T.Seconds = time.Since(m.start).Seconds()
+	return m.T
+}
+
 // Copy runs the pairs in order and returns the totals so far, also on error.
 func Copy(ctx context.Context, o Options) (Totals, error) {
-	c := &copier{o: o, start: time.Now(), buf: make([]byte, 1<<20)}
-	if o.Of > 1 && (o.Shard < 0 || o.Shard >= o.Of) {
-		return c.t, fmt.Errorf("shard %d is not in [0, %d)", o.Shard, o.Of)
+	c := &copier{o: o, m: NewMeter(o.Progress, o.ProgressInterval), buf: make([]byte, 1<<20)}
+	c.t = &c.m.T
+	if err := CheckShard(o.Shard, o.Of); err != nil {
+		return c.m.Done(), err
 	}
 	var err error
 	for _, p := range o.Pairs {
@@ -96,16 +147,22 @@ func Copy(ctx context.Context, o Options) (Totals, error) {
 			break
 		}
 	}
-	c.t.Seconds = time.Since(c.start).Seconds()
-	return c.t, err
+	return c.m.Done(), err
+}
+
+// CheckShard validates a shard of of copiers.
+func CheckShard(shard, of int) error {
+	if of > 1 && (shard < 0 || shard >= of) {
+		return fmt.Errorf("shard %d is not in [0, %d)", shard, of)
+	}
+	return nil
 }
 
 type copier struct {
-	o        Options
-	t        Totals
-	start    time.Time
-	lastTick time.Time
-	buf      []byte
+	o   Options
+	m   *Meter
+	t   *Totals // &m.T
+	buf []byte
 }
 
 func (c *copier) pair(ctx context.Context, p Pair) error {
@@ -143,9 +200,9 @@ func (c *copier) pair(ctx context.Context, p Pair) error {
 		switch {
 		case d.IsDir():
 			return c.dir(src, dst, info)
-		case strings.Contains(d.Name(), tmpMarker):
+		case IsTemp(d.Name()):
 			return nil
-		case !c.mine(rel):
+		case !InShard(rel, c.o.Shard, c.o.Of):
 			return nil
 		case d.Type()&fs.ModeSymlink != 0:
 			return c.symlink(src, dst)
@@ -158,14 +215,16 @@ func (c *copier) pair(ctx context.Context, p Pair) error {
 	})
 }
 
-// mine: with sharding, whether this copier takes the file.
-func (c *copier) mine(rel string) bool {
-	if c.o.Of <= 1 {
+// InShard says whether copier shard of of takes the file at rel (its path below the pair's
+// root, slash-separated). Every copier of a tree, file system or object store, uses this
+// hash, so the shards of one copy partition it whatever the medium.
+func InShard(rel string, shard, of int) bool {
+	if of <= 1 {
 		return true
 	}
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(rel))
-	return int(h.Sum32()%uint32(c.o.Of)) == c.o.Shard
+	_, _ = h.Write([]byte(filepath.ToSlash(rel)))
+	return int(h.Sum32()%uint32(of)) == shard
 }
 
 // dir makes the directory (every shard does: it is idempotent and a shard may have no file
@@ -224,14 +283,14 @@ func (c *copier) file(src, dst string, info fs.FileInfo) error {
 	}
 	c.t.Files++
 	c.t.Bytes += info.Size()
-	c.tick()
+	c.m.Tick()
 	return nil
 }
 
 // existing decides about a destination that is already there: same content is a file
 // already copied; anything else is a conflict.
 func (c *copier) existing(src, dst string, info fs.FileInfo) error {
-	same, err := sameContent(src, dst, info.Size())
+	same, err := SameContent(src, dst, info.Size())
 	if err != nil {
 		return err
 	}
@@ -240,7 +299,7 @@ func (c *copier) existing(src, dst string, info fs.FileInfo) error {
 	}
 	c.t.SkippedFiles++
 	c.t.SkippedBytes += info.Size()
-	c.tick()
+	c.m.Tick()
 	return nil
 }
 
@@ -252,13 +311,11 @@ func (c *copier) writeTemp(src, dst string, info fs.FileInfo) (string, error) {
 		return "", err
 	}
 	defer in.Close()
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+tmpMarker+hex.EncodeToString(rnd[:]))
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := CreateTemp(dst)
 	if err != nil {
 		return "", err
 	}
+	tmp := out.Name()
 	fail := func(err error) (string, error) {
 		out.Close()
 		os.Remove(tmp)
@@ -287,21 +344,18 @@ func (c *copier) writeTemp(src, dst string, info fs.FileInfo) (string, error) {
 	return tmp, nil
 }
 
-func (c *copier) tick() {
-	if c.o.Progress == nil {
-		return
-	}
-	iv := c.o.ProgressInterval
-	if iv == 0 {
-		iv = 2 * time.Second
-	}
-	if now := time.Now(); now.Sub(c.lastTick) >= iv {
-		c.lastTick = now
-		t := c.t
-		t.Seconds = now.Sub(c.start).Seconds()
-		c.o.Progress(t)
-	}
+// CreateTemp creates a new temporary file (mode 0600) in dst's directory, named so that
+// leftovers of a killed copy are recognisable and never copied themselves. The caller links
+// it to dst once complete and synced (os.Link fails if dst exists: nothing is replaced).
+func CreateTemp(dst string) (*os.File, error) {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+tmpMarker+hex.EncodeToString(rnd[:]))
+	return os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 }
+
+// IsTemp says whether a name is one of CreateTemp's.
+func IsTemp(name string) bool { return strings.Contains(name, tmpMarker) }
 
 // chown keeps the owner, so that a job running as a non-root uid can write into what was
 // staged in for it. It is best effort: without CAP_CHOWN (a rootless test) files stay the
@@ -312,8 +366,9 @@ func chown(path string, info fs.FileInfo) {
 	}
 }
 
-// sameContent compares sizes, then SHA-256 digests.
-func sameContent(a, b string, size int64) (bool, error) {
+// SameContent says whether file b has a's content (size, then SHA-256); false also when b
+// is not a regular file.
+func SameContent(a, b string, size int64) (bool, error) {
 	st, err := os.Lstat(b)
 	if err != nil {
 		return false, err
