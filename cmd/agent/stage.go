@@ -14,6 +14,7 @@ import (
 
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/objcopy"
+	"github.com/beeburst/beeburst/internal/s3url"
 	"github.com/beeburst/beeburst/internal/treecopy"
 )
 
@@ -50,7 +51,7 @@ else from the pod's IAM role (IRSA, instance profile).`,
 			}
 			var pairs []treecopy.Pair
 			for i := range from {
-				if objcopy.IsURL(from[i]) && objcopy.IsURL(to[i]) {
+				if s3url.IsURL(from[i]) && s3url.IsURL(to[i]) {
 					return fmt.Errorf("stage: %s to %s: one side of a pair must be a directory", from[i], to[i])
 				}
 				pairs = append(pairs, treecopy.Pair{From: from[i], To: to[i]})
@@ -98,17 +99,17 @@ else from the pod's IAM role (IRSA, instance profile).`,
 // stagePair copies one pair with the copier its sides call for.
 func stagePair(ctx context.Context, p treecopy.Pair, shard, of int, missingOK bool, endpoint, region string,
 	progress func(treecopy.Totals), interval time.Duration) (treecopy.Totals, error) {
-	if !objcopy.IsURL(p.From) && !objcopy.IsURL(p.To) {
+	if !s3url.IsURL(p.From) && !s3url.IsURL(p.To) {
 		return treecopy.Copy(ctx, treecopy.Options{Pairs: []treecopy.Pair{p}, Shard: shard, Of: of,
 			MissingSourceOK: missingOK, Progress: progress, ProgressInterval: interval})
 	}
 	o := objcopy.Options{Shard: shard, Of: of, MissingSourceOK: missingOK, Progress: progress, ProgressInterval: interval}
 	u := p.From
 	o.Direction, o.Dir = objcopy.Download, p.To
-	if objcopy.IsURL(p.To) {
+	if s3url.IsURL(p.To) {
 		u, o.Direction, o.Dir = p.To, objcopy.Upload, p.From
 	}
-	l, err := objcopy.ParseURL(u)
+	l, err := s3url.ParseURL(u)
 	if err != nil {
 		return treecopy.Totals{}, err
 	}

@@ -35,75 +35,9 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/beeburst/beeburst/internal/s3url"
 	"github.com/beeburst/beeburst/internal/treecopy"
 )
-
-// Scheme starts an object store location: s3://bucket/prefix.
-const Scheme = "s3://"
-
-// IsURL says whether a --from or --to is an object store location.
-func IsURL(s string) bool { return strings.HasPrefix(s, Scheme) }
-
-// Location is a prefix in a bucket, with the server it is on.
-type Location struct {
-	Bucket string
-	// Prefix has no leading or trailing slash; empty is the whole bucket.
-	Prefix string
-	// Endpoint is the server's URL (empty: AWS S3), Region the bucket's (empty: asked).
-	Endpoint, Region string
-	// EnvPrefix is put before the AWS_* variable names the credentials are read from, so one
-	// copy pod can hold the credentials of several stores (the operator's envFrom prefixes).
-	EnvPrefix string
-}
-
-// Query parameters of a location URL, which the operator sets per copy: the endpoint and
-// region of the store and the prefix of its credentials' variables.
-const (
-	QueryEndpoint  = "endpoint"
-	QueryRegion    = "region"
-	QueryEnvPrefix = "env-prefix"
-)
-
-// ParseURL reads s3://bucket[/prefix][?endpoint=..&region=..&env-prefix=..].
-func ParseURL(s string) (Location, error) {
-	rest, ok := strings.CutPrefix(s, Scheme)
-	if !ok {
-		return Location{}, fmt.Errorf("%q is not an s3:// URL", s)
-	}
-	rest, query, _ := strings.Cut(rest, "?")
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return Location{}, fmt.Errorf("%q: %w", s, err)
-	}
-	bucket, prefix, _ := strings.Cut(rest, "/")
-	l := Location{Bucket: bucket, Prefix: strings.Trim(prefix, "/"),
-		Endpoint: q.Get(QueryEndpoint), Region: q.Get(QueryRegion), EnvPrefix: q.Get(QueryEnvPrefix)}
-	if bucket == "" {
-		return l, fmt.Errorf("%q names no bucket", s)
-	}
-	for _, seg := range strings.Split(l.Prefix, "/") {
-		if seg == ".." {
-			return l, fmt.Errorf("%q: the prefix must not contain '..'", s)
-		}
-	}
-	return l, nil
-}
-
-// String is the location without its query: what messages name.
-func (l Location) String() string {
-	if l.Prefix == "" {
-		return Scheme + l.Bucket
-	}
-	return Scheme + l.Bucket + "/" + l.Prefix
-}
-
-// key is the object name of rel (slash-separated) below the prefix.
-func (l Location) key(rel string) string {
-	if l.Prefix == "" {
-		return rel
-	}
-	return l.Prefix + "/" + rel
-}
 
 // Credential variables, as in the AWS SDKs' environment chain.
 const (
@@ -116,7 +50,7 @@ const (
 // set, else fallback (the agent's: IRSA, an instance role). Half a key pair is a mistake in
 // the Secret and says so; no credentials at all is an error too, rather than anonymous
 // requests that fail later with a vaguer "access denied".
-func Credentials(ctx context.Context, l Location, getenv func(string) string, fallback credentials.Provider) (*credentials.Credentials, error) {
+func Credentials(ctx context.Context, l s3url.Location, getenv func(string) string, fallback credentials.Provider) (*credentials.Credentials, error) {
 	id, secret := getenv(l.EnvPrefix+EnvAccessKeyID), getenv(l.EnvPrefix+EnvSecretAccessKey)
 	switch {
 	case id != "" && secret != "":
@@ -141,7 +75,7 @@ func Credentials(ctx context.Context, l Location, getenv func(string) string, fa
 }
 
 // NewClient is a client of l's server.
-func NewClient(l Location, creds *credentials.Credentials) (*minio.Client, error) {
+func NewClient(l s3url.Location, creds *credentials.Credentials) (*minio.Client, error) {
 	host, secure := "s3.amazonaws.com", true
 	if l.Endpoint != "" {
 		u, err := url.Parse(l.Endpoint)
@@ -167,7 +101,7 @@ const (
 // Options of one copy between a location and a directory.
 type Options struct {
 	Client    *minio.Client
-	Location  Location
+	Location  s3url.Location
 	Dir       string
 	Direction Direction
 	// Shard, Of, MissingSourceOK, Progress and ProgressInterval as in treecopy.Options. A
@@ -414,7 +348,7 @@ func (c *copier) upload(ctx context.Context) error {
 // put uploads one file, never replacing an object.
 func (c *copier) put(ctx context.Context, src, rel string) error {
 	l := c.o.Location
-	key := l.key(rel)
+	key := l.Key(rel)
 	sum, err := treecopy.Digest(src)
 	if err != nil {
 		return err
@@ -480,7 +414,7 @@ func (c *copier) existingObject(ctx context.Context, key string, sum []byte) (do
 			return true, err
 		}
 	}
-	return true, c.skipped(bytes.Equal(remote, sum), Scheme+l.Bucket+"/"+key, info.Size)
+	return true, c.skipped(bytes.Equal(remote, sum), s3url.Scheme+l.Bucket+"/"+key, info.Size)
 }
 
 // preconditionFailed: the conditional PUT found the key taken (412), or a concurrent

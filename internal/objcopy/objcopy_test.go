@@ -1,7 +1,6 @@
 package objcopy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/beeburst/beeburst/internal/s3url"
 	"github.com/beeburst/beeburst/internal/treecopy"
 )
 
@@ -53,11 +53,11 @@ func newStore(t *testing.T) *store {
 	if err := s.backend.CreateBucket(bucket); err != nil {
 		t.Fatal(err)
 	}
-	creds, err := Credentials(context.Background(), Location{}, env(map[string]string{EnvAccessKeyID: "id", EnvSecretAccessKey: "secret"}), nil)
+	creds, err := Credentials(context.Background(), s3url.Location{}, env(map[string]string{EnvAccessKeyID: "id", EnvSecretAccessKey: "secret"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.client, err = NewClient(Location{Endpoint: srv.URL, Region: "us-east-1"}, creds)
+	s.client, err = NewClient(s3url.Location{Endpoint: srv.URL, Region: "us-east-1"}, creds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func (s *store) keys() []string {
 }
 
 func (s *store) copy(d Direction, prefix, dir string, mod func(*Options)) (treecopy.Totals, error) {
-	o := Options{Client: s.client, Location: Location{Bucket: bucket, Prefix: prefix}, Dir: dir, Direction: d}
+	o := Options{Client: s.client, Location: s3url.Location{Bucket: bucket, Prefix: prefix}, Dir: dir, Direction: d}
 	if mod != nil {
 		mod(&o)
 	}
@@ -360,7 +360,7 @@ func TestConditionalPut(t *testing.T) {
 
 func TestCredentials(t *testing.T) {
 	ctx := context.Background()
-	l := Location{Bucket: "b", Prefix: "p", EnvPrefix: "S3_0_"}
+	l := s3url.Location{Bucket: "b", Prefix: "p", EnvPrefix: "S3_0_"}
 	_, err := Credentials(ctx, l, env(nil), nil)
 	if err == nil || !strings.Contains(err.Error(), "s3://b/p: no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") {
 		t.Fatalf("no credentials: %v", err)
@@ -381,26 +381,5 @@ func TestCredentials(t *testing.T) {
 	v, _ := c.GetWithContext(nil)
 	if v.AccessKeyID != "id" || v.SessionToken != "tok" {
 		t.Fatalf("%+v", v)
-	}
-}
-
-func TestParseURL(t *testing.T) {
-	l, err := ParseURL("s3://bucket/run-7/out/?endpoint=http%3A%2F%2F10.0.0.1%3A9000&region=eu-1&env-prefix=S3_1_")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l != (Location{Bucket: "bucket", Prefix: "run-7/out", Endpoint: "http://10.0.0.1:9000", Region: "eu-1", EnvPrefix: "S3_1_"}) || l.String() != "s3://bucket/run-7/out" {
-		t.Fatalf("%+v", l)
-	}
-	if l, err := ParseURL("s3://bucket"); err != nil || l.Prefix != "" || l.key("a/b") != "a/b" {
-		t.Fatalf("%+v %v", l, err)
-	}
-	for _, bad := range []string{"/data", "s3://", "s3:///x", "s3://b/a/../c"} {
-		if _, err := ParseURL(bad); err == nil {
-			t.Errorf("%s accepted", bad)
-		}
-	}
-	if !bytes.Equal([]byte(l.key("x")), []byte("run-7/out/x")) {
-		t.Fatal(l.key("x"))
 	}
 }

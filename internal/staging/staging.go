@@ -28,7 +28,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/nodetask"
-	"github.com/beeburst/beeburst/internal/objcopy"
+	"github.com/beeburst/beeburst/internal/s3url"
 	"github.com/beeburst/beeburst/internal/treecopy"
 )
 
@@ -83,17 +83,17 @@ func Secrets(specs []v1alpha1.StageSpec) []string {
 func secretEnvPrefix(k int) string { return fmt.Sprintf("S3_%d_", k) }
 
 // s3Arg is the agent's argument for an object store: the URL, with the store's endpoint,
-// region and credential variables' prefix as its query (objcopy.ParseURL).
+// region and credential variables' prefix as its query (s3url.ParseURL).
 func s3Arg(s *v1alpha1.S3Source, secrets []string) string {
 	q := url.Values{}
 	if s.Endpoint != "" {
-		q.Set(objcopy.QueryEndpoint, s.Endpoint)
+		q.Set(s3url.QueryEndpoint, s.Endpoint)
 	}
 	if s.Region != "" {
-		q.Set(objcopy.QueryRegion, s.Region)
+		q.Set(s3url.QueryRegion, s.Region)
 	}
 	if s.CredentialsSecret != "" {
-		q.Set(objcopy.QueryEnvPrefix, secretEnvPrefix(index(secrets, s.CredentialsSecret)))
+		q.Set(s3url.QueryEnvPrefix, secretEnvPrefix(index(secrets, s.CredentialsSecret)))
 	}
 	if len(q) == 0 {
 		return s.URL
