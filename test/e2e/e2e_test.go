@@ -180,6 +180,7 @@ var _ = Describe("beeburst", Ordered, func() {
 
 	stagingSample()
 	stageOutFailureKeepsData()
+	stagingS3()
 
 	It("reports a beegfs burst buffer's problem clearly within 60 seconds and cleans up", func() {
 		ctx := context.Background()
