@@ -9,11 +9,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"golang.org/x/sys/unix"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -25,17 +28,16 @@ import (
 )
 
 // stagingS3 stages in from and out to an object store. The store is gofakes3 (an S3-protocol
-// server) in this test process, listening on the testbed's host bridge, which the nodes
-// reach like an object store on the network: the agent's real S3 client, in real pods, with
-// the credentials from a real Secret.
+// server) in this test process, listening in worker-1's network namespace at its node
+// address, which every pod reaches like an object store on the network: the agent's real S3
+// client, in real pods, with the credentials from a real Secret.
 func stagingS3() {
 	It("stages in from an object store and stages every byte of the results out to it", func() {
 		if hw == nil {
 			Skip("serves the object store on the testbed's host bridge")
 		}
 		ctx := context.Background()
-		ip := strings.Join(append(strings.Split(hw["WORKER_1_IP"], ".")[:3], "1"), ".") // the host's end of the bridge
-		ln, err := net.Listen("tcp", ip+":0")
+		ln, err := listenInNode("worker-1", hw["WORKER_1_IP"])
 		Expect(err).NotTo(HaveOccurred())
 		be := s3mem.New()
 		srv := &http.Server{Handler: gofakes3.New(be).Server(), ReadHeaderTimeout: 10 * time.Second}
@@ -113,4 +115,36 @@ func stagingS3() {
 		Expect(hex.EncodeToString(copied[:])).To(Equal(want), "every byte the job wrote is in the store")
 		Expect(strings.Fields(string(read("run-1/out/input.sha256")))[0]).To(Equal(want), "the job read the staged-in object intact")
 	})
+}
+
+// listenInNode opens a TCP listener in a testbed node's network namespace (the testbed's
+// `ip netns` beeburst-<node>), at the node's address. The host itself cannot serve pods: it
+// has no route back to the pod networks (the testbed forwards and routes nothing for them),
+// whereas every pod reaches every node address. A socket stays in the namespace it was made
+// in, so only its creation needs the switch (root, as the testbed).
+func listenInNode(node, ip string) (net.Listener, error) {
+	type result struct {
+		ln  net.Listener
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		// This goroutine's thread changes namespace and is never given back to the runtime
+		// (no UnlockOSThread): the runtime ends it when the goroutine returns.
+		runtime.LockOSThread()
+		target, err := os.Open("/run/netns/beeburst-" + node)
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			ch <- result{err: fmt.Errorf("setns %s: %w", node, err)}
+			return
+		}
+		ln, err := net.Listen("tcp", ip+":0")
+		ch <- result{ln, err}
+	}()
+	r := <-ch
+	return r.ln, r.err
 }
