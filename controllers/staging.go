@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -101,7 +102,12 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 // stage runs one direction's copy pods and writes its condition and status.
 func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.Direction) (stageOutcome, ctrl.Result, error) {
 	bb := s.bb
-	cond := map[staging.Direction]string{staging.In: v1alpha1.ConditionStagedIn, staging.Out: v1alpha1.ConditionStagedOut}[d]
+	cond := d.Condition()
+	// What a message about a missing claim or Secret adds for stage-out: the data is safe.
+	keptUntil := ""
+	if d == staging.Out {
+		keptUntil = ". The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up"
+	}
 	specs := staging.Specs(bb, d)
 
 	var claims []corev1.PersistentVolumeClaim
@@ -114,8 +120,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 			// watch resumes the copy as soon as it exists.
 			setCondition(bb, cond, metav1.ConditionFalse, ReasonClaimNotFound,
 				fmt.Sprintf("PersistentVolumeClaim %s/%s does not exist: create it (or correct the claim name in spec.%s); the copy starts when it exists%s",
-					bb.Namespace, name, map[staging.Direction]string{staging.In: "stageIn", staging.Out: "stageOut"}[d],
-					map[staging.Direction]string{staging.In: "", staging.Out: ". The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up"}[d]))
+					bb.Namespace, name, d.Field(), keptUntil))
 			return stageWaiting, ctrl.Result{}, nil
 		}
 		if err != nil {
@@ -133,8 +138,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 			// As a missing claim; Secrets are not watched (not cached), so look again soon.
 			setCondition(bb, cond, metav1.ConditionFalse, ReasonSecretNotFound,
 				fmt.Sprintf("Secret %s/%s (s3.credentialsSecret) does not exist: create it with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or correct spec.%s); the copy starts when it exists%s",
-					bb.Namespace, name, map[staging.Direction]string{staging.In: "stageIn", staging.Out: "stageOut"}[d],
-					map[staging.Direction]string{staging.In: "", staging.Out: ". The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up"}[d]))
+					bb.Namespace, name, d.Field(), keptUntil))
 			return stageWaiting, ctrl.Result{RequeueAfter: secretRecheck}, nil
 		}
 		if err != nil {
@@ -199,14 +203,13 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 				failed = append(failed, n.Pod)
 			}
 		}
-		keep := ""
+		keep, giveUp := "", ""
 		if d == staging.Out {
-			keep = " The data stays on the nodes."
+			keep, giveUp = " The data stays on the nodes.", "; or set spec.teardown.hurry: true to give the data up"
 		}
 		setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
 			fmt.Sprintf("%s.%s To retry, fix the cause and delete the failed pod(s) %s (or correct spec.%s)%s",
-				msg, keep, strings.Join(failed, ", "), map[staging.Direction]string{staging.In: "stageIn", staging.Out: "stageOut"}[d],
-				map[staging.Direction]string{staging.In: "", staging.Out: "; or set spec.teardown.hurry: true to give the data up"}[d]))
+				msg, keep, strings.Join(failed, ", "), d.Field(), giveUp))
 		return stageFailed, ctrl.Result{}, nil
 	}
 	setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStaging, msg)
@@ -295,20 +298,11 @@ func (r *BurstBufferReconciler) burstBuffersOfClaim(ctx context.Context, o clien
 	for i := range list.Items {
 		bb := &list.Items[i]
 		for _, d := range []staging.Direction{staging.In, staging.Out} {
-			if contains(staging.Claims(staging.Specs(bb, d)), o.GetName()) {
+			if slices.Contains(staging.Claims(staging.Specs(bb, d)), o.GetName()) {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bb)})
 				break
 			}
 		}
 	}
 	return reqs
-}
-
-func contains(names []string, n string) bool {
-	for _, s := range names {
-		if s == n {
-			return true
-		}
-	}
-	return false
 }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -41,6 +42,30 @@ const (
 	Out Direction = "stageout"
 )
 
+// Name is how messages call the direction: stage-in, stage-out.
+func (d Direction) Name() string {
+	if d == In {
+		return "stage-in"
+	}
+	return "stage-out"
+}
+
+// Field is the spec field of the direction: stageIn, stageOut.
+func (d Direction) Field() string {
+	if d == In {
+		return "stageIn"
+	}
+	return "stageOut"
+}
+
+// Condition is the condition type of the direction: StagedIn, StagedOut.
+func (d Direction) Condition() string {
+	if d == In {
+		return v1alpha1.ConditionStagedIn
+	}
+	return v1alpha1.ConditionStagedOut
+}
+
 // Where a stage pod sees the burst buffer and the claims.
 const (
 	BurstBufferMount = nodetask.FileSystemMount
@@ -59,7 +84,7 @@ func Specs(bb *v1alpha1.BurstBuffer, d Direction) []v1alpha1.StageSpec {
 func Claims(specs []v1alpha1.StageSpec) []string {
 	var names []string
 	for _, s := range specs {
-		if s.S3 == nil && !contains(names, s.PersistentVolumeClaim.ClaimName) {
+		if s.S3 == nil && !slices.Contains(names, s.PersistentVolumeClaim.ClaimName) {
 			names = append(names, s.PersistentVolumeClaim.ClaimName)
 		}
 	}
@@ -71,7 +96,7 @@ func Claims(specs []v1alpha1.StageSpec) []string {
 func Secrets(specs []v1alpha1.StageSpec) []string {
 	var names []string
 	for _, s := range specs {
-		if s.S3 != nil && s.S3.CredentialsSecret != "" && !contains(names, s.S3.CredentialsSecret) {
+		if s.S3 != nil && s.S3.CredentialsSecret != "" && !slices.Contains(names, s.S3.CredentialsSecret) {
 			names = append(names, s.S3.CredentialsSecret)
 		}
 	}
@@ -93,7 +118,7 @@ func s3Arg(s *v1alpha1.S3Source, secrets []string) string {
 		q.Set(s3url.QueryRegion, s.Region)
 	}
 	if s.CredentialsSecret != "" {
-		q.Set(s3url.QueryEnvPrefix, secretEnvPrefix(index(secrets, s.CredentialsSecret)))
+		q.Set(s3url.QueryEnvPrefix, secretEnvPrefix(slices.Index(secrets, s.CredentialsSecret)))
 	}
 	if len(q) == 0 {
 		return s.URL
@@ -167,7 +192,7 @@ func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *core
 		if s.S3 != nil {
 			durable = s3Arg(s.S3, secrets)
 		} else {
-			durable = path.Join(ClaimsMount, fmt.Sprintf("claim-%d", index(claims, s.PersistentVolumeClaim.ClaimName)), s.PersistentVolumeClaim.Path)
+			durable = path.Join(ClaimsMount, fmt.Sprintf("claim-%d", slices.Index(claims, s.PersistentVolumeClaim.ClaimName)), s.PersistentVolumeClaim.Path)
 		}
 		from, to := durable, inBB
 		if d == Out {
@@ -316,7 +341,7 @@ func Summarise(pods []NodePod, parallel bool, now time.Time) v1alpha1.StageStatu
 
 // Message is one line for the condition: totals, and the nodes that wait or failed.
 func Message(d Direction, st v1alpha1.StageStatus) string {
-	what := map[Direction]string{In: "stage-in", Out: "stage-out"}[d]
+	what := d.Name()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s: %d file(s), %s", what, strings.ToLower(string(st.Phase)), st.Files, bytes(st.Bytes))
 	if st.BytesPerSecond > 0 {
@@ -414,16 +439,5 @@ func firstLine(s string) string {
 	}
 	return s
 }
-
-func index(names []string, n string) int {
-	for i, s := range names {
-		if s == n {
-			return i
-		}
-	}
-	return -1
-}
-
-func contains(names []string, n string) bool { return index(names, n) >= 0 }
 
 func ptr[T any](v T) *T { return &v }
