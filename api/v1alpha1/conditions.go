@@ -60,13 +60,18 @@ const (
 	ReasonCutShort            = "CutShort"
 	ReasonSkipped             = "Skipped"
 	ReasonClientModuleMissing = "ClientModuleMissing"
-	ReasonMounted             = "Mounted"
-	ReasonStaging             = "Staging"
-	ReasonStaged              = "Staged"
-	ReasonStageFailed         = "StageFailed"
-	ReasonNothingToStage      = "NothingToStage"
-	ReasonReady               = "Ready"
-	ReasonNotReady            = "NotReady"
-	ReasonDeleting            = "Deleting"
-	ReasonWaitingForStageOut  = "WaitingForStageOut"
+	// ReasonMachineUUIDMissing: a node has no machine UUID (DMI product_uuid), without which
+	// BeeGFS 8 metadata and storage servers refuse to register.
+	ReasonMachineUUIDMissing = "MachineUUIDMissing"
+	// ReasonLicenseRequired: the management service refused clients for want of a licence.
+	ReasonLicenseRequired    = "LicenseRequired"
+	ReasonMounted            = "Mounted"
+	ReasonStaging            = "Staging"
+	ReasonStaged             = "Staged"
+	ReasonStageFailed        = "StageFailed"
+	ReasonNothingToStage     = "NothingToStage"
+	ReasonReady              = "Ready"
+	ReasonNotReady           = "NotReady"
+	ReasonDeleting           = "Deleting"
+	ReasonWaitingForStageOut = "WaitingForStageOut"
 )
