@@ -52,6 +52,7 @@ func TestParseSweepCSV(t *testing.T) {
 		{"negative", hdr + "1,1,write,-1\n", "non-negative"},
 		{"NaN", hdr + "1,1,write,NaN\n", "plain number"},
 		{"Inf", hdr + "1,1,write,1e999\n", "out of range"},
+		{"absurd", hdr + "1,1,write,1e300\n", "line 2: bytesPerSecond: 1e+300 bytes/s is more than 100 PB/s (1e+17 bytes/s)"},
 		{"hex", hdr + "1,1,write,0x10\n", "plain number"},
 		{"empty value", hdr + "1,1,write,\n", "empty"},
 		{"bare quote", hdr + "1,1,wr\"ite,1\n", "bare \""},
@@ -72,7 +73,7 @@ func TestParseMonitoringCSV(t *testing.T) {
 		t.Fatalf("got %+v, %v", got, err)
 	}
 	for _, in := range []string{"", "node,operation\n", "node,operation,bytesPerSecond\n", "node,operation,bytesPerSecond\n,write,1\n",
-		"node,operation,bytesPerSecond\na,write,x\n"} {
+		"node,operation,bytesPerSecond\na,write,x\n", "node,operation,bytesPerSecond\na,write,1e29\n", "node,operation,bytesPerSecond\na\x1b[2J,write,1\n"} {
 		if _, err := ParseMonitoringCSV(strings.NewReader(in)); err == nil {
 			t.Errorf("accepted %q", in)
 		}
