@@ -170,6 +170,21 @@ func TestParseErrors(t *testing.T) {
 		{"mdtest cut in table", "mdtest", trunc("mdtest-easy.stdout", 0.6), "cannot be read"},
 		{"mdtest cut early", "mdtest", trunc("mdtest-easy.stdout", 0.35), "SUMMARY rate"},
 		{"mdtest no table", "mdtest", []byte("mdtest: cannot create directory\n"), "SUMMARY rate"},
+		// Absurd magnitudes: refused with the bound, never clamped.
+		{"iperf3 1e29 TB/s", "iperf3", []byte(`{"start": {"test_start": {"protocol": "TCP", "num_streams": 1}},
+		  "end": {"sum_received": {"seconds": 10, "bytes": 1e42, "bits_per_second": 8e41}}}`),
+			"end.sum_received: bandwidth 1e+41 bytes/s is more than 100 PB/s (1e+17 bytes/s)"},
+		{"iperf3 negative streams", "iperf3", []byte(`{"start": {"test_start": {"protocol": "TCP", "num_streams": -4}},
+		  "end": {"sum_received": {"seconds": 10, "bytes": 1e10, "bits_per_second": 8e9}}}`), "processes -4 is not from 0"},
+		{"iperf3 bytes beyond int64", "iperf3", []byte(`{"start": {"test_start": {"protocol": "TCP", "num_streams": 1}},
+		  "end": {"sum_received": {"seconds": 1e7, "bytes": 1e20, "bits_per_second": 8e13}}}`), "bytes 1e+20 is not a count"},
+		{"fio absurd bytes", "fio", []byte(`{"jobs": [{"jobname": "x", "job options": {"rw": "write"}, "write": {"io_bytes": 1e30, "total_ios": 1, "runtime": 1000}}]}`),
+			"write: bandwidth 1e+30 bytes/s is more than 100 PB/s"},
+		{"fio absurd runtime", "fio", []byte(`{"jobs": [{"jobname": "x", "job options": {"rw": "write"}, "write": {"io_bytes": 1e6, "total_ios": 1, "runtime": 1e300}}]}`),
+			"runtime 1e+297 s is more than a year"},
+		{"fio absurd numjobs", "fio", []byte(`{"jobs": [{"jobname": "x", "job options": {"rw": "write", "numjobs": "4611686018427387904"}, "write": {"io_bytes": 1e6, "total_ios": 1, "runtime": 1000}}]}`),
+			"numjobs 4611686018427387904 is more than"},
+		{"ior 1e300 MiB/s", "ior", []byte(`{"summary": [{"operation": "write", "numTasks": 1, "bwMeanMIB": 1e300}]}`), "write: bandwidth 1.048576e+306 bytes/s is more than 100 PB/s"},
 		{"mdtest garbled row", "mdtest", []byte("SUMMARY rate: (of 1 iterations)\n   File creation   12.0 abc 11.0 0.0\n-- finished at x --\n"), "not a number"},
 	}
 	for _, c := range cases {
