@@ -66,6 +66,22 @@ func TestParseRealOutputs(t *testing.T) {
 			{op: OpReadFile, ops: 215128.368, procs: 4, nodes: 1, runtime: 0.037},
 			{op: OpDelete, ops: 95771.571, procs: 4, nodes: 1, runtime: 0.084},
 		}},
+		// Four phased runs (-C, -T, -E, -r): each figure from the run that ran the phase, the
+		// zeros of the others ignored.
+		{"mdtest", "mdtest-phased.stdout", []want{
+			{op: OpCreate, ops: 33597.722, procs: 4, nodes: 1, runtime: 6.118},
+			{op: OpStat, ops: 109687.517, procs: 4, nodes: 1, runtime: 1.874},
+			{op: OpReadFile, ops: 69274.748, procs: 4, nodes: 1, runtime: 2.967},
+			{op: OpDelete, ops: 46694.665, procs: 4, nodes: 1, runtime: 4.402},
+		}},
+		// The per-rank CSV of the mdtest-easy run: its "all" row, tasks from the rank rows
+		// (the CSV does not say the nodes).
+		{"mdtest", "mdtest-easy-rank.csv", []want{
+			{op: OpCreate, ops: 15624.881, procs: 4, runtime: 5.1200389942e-01},
+			{op: OpStat, ops: 374132.328, procs: 4, runtime: 2.1382808705e-02},
+			{op: OpReadFile, ops: 215128.368, procs: 4, runtime: 3.7187099379e-02},
+			{op: OpDelete, ops: 95771.571, procs: 4, runtime: 8.3532095344e-02},
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
