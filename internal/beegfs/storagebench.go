@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -186,6 +188,7 @@ func ParseStorageBench(msg string, nodes []string, targetsPerNode int) (StorageB
 	exits := map[string]int{}
 	var problems, notes []string
 	header := false
+	seen := map[string]bool{} // "<op>/<id>" rows of the current section
 	for _, line := range strings.Split(msg, "\n") {
 		line = strings.Join(strings.Fields(strings.ReplaceAll(line, "|", " ")), " ")
 		if line == "" {
@@ -193,7 +196,12 @@ func ParseStorageBench(msg string, nodes []string, targetsPerNode int) (StorageB
 		}
 		if m := sbSectionRe.FindStringSubmatch(line); m != nil {
 			section = m[1]
-			exits[section], _ = strconv.Atoi(m[2])
+			code, err := strconv.Atoi(m[2])
+			if err != nil {
+				code = -1 // not a shell's exit code: not a success either
+			}
+			exits[section] = code
+			seen = map[string]bool{}
 			continue
 		}
 		if strings.HasPrefix(strings.ToLower(line), "uninitialized ") {
@@ -203,11 +211,15 @@ func ParseStorageBench(msg string, nodes []string, targetsPerNode int) (StorageB
 		if header && sbCountsRe.MatchString(line) {
 			header = false
 			counts := strings.Fields(line)
-			if n, _ := strconv.Atoi(counts[2]); n > 0 {
-				problems = append(problems, fmt.Sprintf("%s: %d storage node(s) report an error", section, n))
-			}
-			for _, i := range []int{3, 4, 6} { // running, stopping, finishing
-				if n, _ := strconv.Atoi(counts[i]); n > 0 {
+			for _, i := range []int{2, 3, 4, 6} { // error, running, stopping, finishing
+				n, err := strconv.Atoi(counts[i])
+				switch {
+				case err != nil:
+					// Too many digits for a count of nodes: garbled, and it could hide errors.
+					problems = append(problems, fmt.Sprintf("%s: the %s count %q cannot be read", section, sbStates[i], counts[i]))
+				case n > 0 && i == 2:
+					problems = append(problems, fmt.Sprintf("%s: %d storage node(s) report an error", section, n))
+				case n > 0:
 					problems = append(problems, fmt.Sprintf("%s: %d storage node(s) still %s", section, n, sbStates[i]))
 				}
 			}
@@ -232,14 +244,29 @@ func ParseStorageBench(msg string, nodes []string, targetsPerNode int) (StorageB
 		if err != nil {
 			return StorageBenchResult{}, fmt.Errorf("StorageBench row %q: %v", line, err)
 		}
-		bps := int64(v * iecFactor[strings.ToLower(m[3])])
-		id, _ := strconv.Atoi(m[4])
+		v *= iecFactor[strings.ToLower(m[3])]
+		// Bounded before the conversion to int64 (Go's conversion of a larger float is
+		// implementation-defined) and so that the node sums below stay far from overflow.
+		if err := limits.CheckBytesPerSecond(v, limits.MaxDeviceBytesPerSecond); err != nil {
+			return StorageBenchResult{}, fmt.Errorf("StorageBench row %q: a target's throughput of %w", line, err)
+		}
+		bps := int64(v)
+		id, err := strconv.Atoi(m[4])
+		if err != nil || id > math.MaxUint16 {
+			// BeeGFS target IDs are 16-bit (NumNodeID).
+			return StorageBenchResult{}, fmt.Errorf("StorageBench row %q: target ID %q is not a BeeGFS target ID", line, m[4])
+		}
+		op := strings.ToLower(m[1])
+		if seen[op+"/"+m[4]] {
+			return StorageBenchResult{}, fmt.Errorf("StorageBench row %q: a second %s figure for target %d in one run", line, op, id)
+		}
+		seen[op+"/"+m[4]] = true
 		f := figs[id]
 		if f == nil {
 			f = &fig{}
 			figs[id] = f
 		}
-		if strings.EqualFold(m[1], "write") {
+		if op == "write" {
 			f.write = bps
 		} else {
 			f.read = bps
@@ -271,8 +298,13 @@ func ParseStorageBench(msg string, nodes []string, targetsPerNode int) (StorageB
 			}
 			res.Targets = append(res.Targets, StorageBenchTarget{ID: id, Node: node, Write: f.write, Read: f.read})
 			n := res.Nodes[node]
-			n.Write += f.write
-			n.Read += f.read
+			var okW, okR bool
+			n.Write, okW = addBytesPerSecond(n.Write, f.write)
+			n.Read, okR = addBytesPerSecond(n.Read, f.read)
+			if !okW || !okR {
+				return res, fmt.Errorf("StorageBench: the targets of node %s add up to more than %s: the figures are corrupt",
+					node, limits.FormatBytesPerSecond(limits.MaxBytesPerSecond))
+			}
 			n.Targets++
 			res.Nodes[node] = n
 		}
@@ -296,6 +328,15 @@ func ParseStorageBench(msg string, nodes []string, targetsPerNode int) (StorageB
 		return res, fmt.Errorf("StorageBench: %s", strings.Join(problems, "; "))
 	}
 	return res, nil
+}
+
+// addBytesPerSecond adds two non-negative figures; ok is false when the sum exceeds
+// limits.MaxBytesPerSecond (which also keeps it from wrapping around int64).
+func addBytesPerSecond(a, b int64) (sum int64, ok bool) {
+	if a < 0 || b < 0 || a > int64(limits.MaxBytesPerSecond)-b {
+		return 0, false
+	}
+	return a + b, true
 }
 
 // StorageBenchOutcome is where the StorageBench task of a burst buffer is.
