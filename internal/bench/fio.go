@@ -331,10 +331,7 @@ func ParseFio(out []byte) (*Parsed, error) {
 			p.Results = append(p.Results, r)
 		}
 	}
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p.finish()
 }
 
 func countGroups(aggs map[string]*fioAgg) int {

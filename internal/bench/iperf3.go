@@ -72,8 +72,5 @@ func ParseIperf3(out []byte) (*Parsed, error) {
 		r.Retransmits = o.End.SumSent.Retransmits
 	}
 	p := &Parsed{Tool: ToolIperf3, Version: o.Start.Version, Results: []Result{r}}
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p.finish()
 }

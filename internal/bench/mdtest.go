@@ -277,10 +277,7 @@ func mdtestMerge(segs []*mdtestSegment) (*Parsed, error) {
 		return nil, perr(ToolMdtest, "the SUMMARY rate table has no file operations with a rate")
 	}
 	sortMdtestResults(p.Results, len(taskCounts) > 1)
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p.finish()
 }
 
 // sortMdtestResults puts results in mdtest's table order per task count, whatever order the

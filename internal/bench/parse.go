@@ -8,6 +8,9 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/beeburst/beeburst/internal/limits"
 )
@@ -88,6 +91,42 @@ func decodeJSONObject(tool string, out []byte, v any) error {
 // finitePositive reports whether x is a usable measurement.
 func finitePositive(x float64) bool {
 	return x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x)
+}
+
+// finish makes the text a tool printed safe to show and to carry in JSON, then checks the
+// result: what every parser returns.
+func (p *Parsed) finish() (*Parsed, error) {
+	p.Version = printable(p.Version, 128)
+	for i := range p.Results {
+		for j := range p.Results[i].Clients {
+			p.Results[i].Clients[j].Host = printable(p.Results[i].Clients[j].Host, 253+6)
+		}
+	}
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// printable is s as valid UTF-8 without control characters, cut to max bytes. Version
+// strings and host names come from the tools' output: invalid UTF-8 would not survive the
+// JSON of `agent parse` and the Report (encoding/json replaces it), and control characters
+// would reach terminals through `agent parse` and kubectl.
+func printable(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // maxProcesses bounds the processes of one result: MaxNodes nodes of MaxProcessesPerNode.
