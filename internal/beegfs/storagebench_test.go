@@ -2,7 +2,6 @@ package beegfs
 
 import (
 	"errors"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -281,16 +280,5 @@ func TestParseStorageBench(t *testing.T) {
 				t.Errorf("got %v, want an error with %q", err, c.want)
 			}
 		})
-	}
-}
-
-func TestAddBytesPerSecond(t *testing.T) {
-	if v, ok := addBytesPerSecond(1<<40, 1<<40); !ok || v != 1<<41 {
-		t.Errorf("%d %v", v, ok)
-	}
-	for _, c := range [][2]int64{{math.MaxInt64, 1}, {1e17, 1}, {-1, 5}, {5, -1}, {math.MaxInt64 / 2, math.MaxInt64/2 + 2}} {
-		if v, ok := addBytesPerSecond(c[0], c[1]); ok {
-			t.Errorf("%d + %d = %d accepted", c[0], c[1], v)
-		}
 	}
 }
