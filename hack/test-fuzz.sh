@@ -26,7 +26,12 @@ ran=0 skipped=0 flaked=0
 for f in $(grep -rl --include='*_test.go' '^func Fuzz' internal cmd | sort); do
   pkg=./$(dirname "$f")
   for t in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$f"); do
-    if [[ -z $FUZZ_KUBERNETES ]] && go list -deps -test "$pkg" | grep -q '^k8s.io/'; then
+    # Not `go list | grep -q`: grep's early exit fails go list (SIGPIPE) under pipefail.
+    if ! deps=$(go list -deps -test "$pkg"); then
+      echo "test-fuzz: FAILED: go list $pkg"
+      exit 1
+    fi
+    if [[ -z $FUZZ_KUBERNETES ]] && grep -q '^k8s.io/' <<<"$deps"; then
       echo "test-fuzz: skipped $pkg $t: it links Kubernetes (FUZZ_KUBERNETES=1 runs it; its seeds run in test-unit)"
       skipped=$((skipped + 1))
       continue

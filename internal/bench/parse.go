@@ -142,44 +142,53 @@ func (p *Parsed) Check() error {
 		return perr(p.Tool, "no results")
 	}
 	for _, r := range p.Results {
-		switch r.Operation {
-		case OpWrite, OpRead, OpRandWrite, OpRandRead, OpCreate, OpStat, OpReadFile, OpDelete, OpTransfer:
-		default:
-			return perr(p.Tool, "unknown operation %q", r.Operation)
+		if err := checkResult(r); err != nil {
+			return perr(p.Tool, "%v", err)
 		}
-		if r.BytesPerSecond == 0 && r.OpsPerSecond == 0 {
-			return perr(p.Tool, "%s: no figure", r.Operation)
+	}
+	return nil
+}
+
+// checkResult checks one result: a known operation, at least one figure, every figure finite,
+// positive where present and within the physical bounds, counts within theirs.
+func checkResult(r Result) error {
+	switch r.Operation {
+	case OpWrite, OpRead, OpRandWrite, OpRandRead, OpCreate, OpStat, OpReadFile, OpDelete, OpTransfer:
+	default:
+		return fmt.Errorf("unknown operation %q", r.Operation)
+	}
+	if r.BytesPerSecond == 0 && r.OpsPerSecond == 0 {
+		return fmt.Errorf("%s: no figure", r.Operation)
+	}
+	for _, x := range []float64{r.BytesPerSecond, r.OpsPerSecond, r.RuntimeSeconds, r.StonewallBytesPerSecond} {
+		if x != 0 && !finitePositive(x) {
+			return fmt.Errorf("%s: figure %v is not a positive finite number", r.Operation, x)
 		}
-		for _, x := range []float64{r.BytesPerSecond, r.OpsPerSecond, r.RuntimeSeconds, r.StonewallBytesPerSecond} {
+	}
+	if err := checkBounds(r.BytesPerSecond, r.StonewallBytesPerSecond, r.OpsPerSecond, r.RuntimeSeconds); err != nil {
+		return fmt.Errorf("%s: %v", r.Operation, err)
+	}
+	for _, n := range []struct {
+		what   string
+		v, max int64
+	}{{"processes", int64(r.Processes), maxProcesses}, {"nodes", int64(r.Nodes), limits.MaxNodes},
+		{"bytes", r.Bytes, math.MaxInt64}, {"operations", r.Ops, math.MaxInt64}, {"block size", r.BlockSize, math.MaxInt64},
+		{"retransmits", r.Retransmits, math.MaxInt64}, {"bytes per process", r.MinBytesPerProcess, math.MaxInt64}} {
+		if n.v < 0 || n.v > n.max {
+			return fmt.Errorf("%s: %s %d is not from 0 to %d", r.Operation, n.what, n.v, n.max)
+		}
+	}
+	for _, c := range r.Clients {
+		for _, x := range []float64{c.BytesPerSecond, c.OpsPerSecond, c.RuntimeSeconds} {
 			if x != 0 && !finitePositive(x) {
-				return perr(p.Tool, "%s: figure %v is not a positive finite number", r.Operation, x)
+				return fmt.Errorf("%s: client %s: figure %v is not a positive finite number", r.Operation, c.Host, x)
 			}
 		}
-		if err := checkBounds(r.BytesPerSecond, r.StonewallBytesPerSecond, r.OpsPerSecond, r.RuntimeSeconds); err != nil {
-			return perr(p.Tool, "%s: %v", r.Operation, err)
+		if err := checkBounds(c.BytesPerSecond, 0, c.OpsPerSecond, c.RuntimeSeconds); err != nil {
+			return fmt.Errorf("%s: client %s: %v", r.Operation, c.Host, err)
 		}
-		for _, n := range []struct {
-			what   string
-			v, max int64
-		}{{"processes", int64(r.Processes), maxProcesses}, {"nodes", int64(r.Nodes), limits.MaxNodes},
-			{"bytes", r.Bytes, math.MaxInt64}, {"operations", r.Ops, math.MaxInt64}, {"block size", r.BlockSize, math.MaxInt64},
-			{"retransmits", r.Retransmits, math.MaxInt64}, {"bytes per process", r.MinBytesPerProcess, math.MaxInt64}} {
-			if n.v < 0 || n.v > n.max {
-				return perr(p.Tool, "%s: %s %d is not from 0 to %d", r.Operation, n.what, n.v, n.max)
-			}
-		}
-		for _, c := range r.Clients {
-			for _, x := range []float64{c.BytesPerSecond, c.OpsPerSecond, c.RuntimeSeconds} {
-				if x != 0 && !finitePositive(x) {
-					return perr(p.Tool, "%s: client %s: figure %v is not a positive finite number", r.Operation, c.Host, x)
-				}
-			}
-			if err := checkBounds(c.BytesPerSecond, 0, c.OpsPerSecond, c.RuntimeSeconds); err != nil {
-				return perr(p.Tool, "%s: client %s: %v", r.Operation, c.Host, err)
-			}
-			if c.Processes < 0 || c.Processes > maxProcesses {
-				return perr(p.Tool, "%s: client %s: processes %d is not from 0 to %d", r.Operation, c.Host, c.Processes, maxProcesses)
-			}
+		if c.Processes < 0 || c.Processes > maxProcesses {
+			return fmt.Errorf("%s: client %s: processes %d is not from 0 to %d", r.Operation, c.Host, c.Processes, maxProcesses)
 		}
 	}
 	return nil
