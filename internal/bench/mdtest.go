@@ -261,7 +261,7 @@ func mdtestMerge(segs []*mdtestSegment) (*Parsed, error) {
 			}
 			k := key{s.tasks, op}
 			if prev := from[k]; prev != nil {
-				return nil, perr(ToolMdtest, "%s ran twice with %d tasks: %.3f ops/s in %s and %.3f ops/s in %s. Each phase may run in one run only (phased runs: -C, -T, -E, -r); to repeat a phase use mdtest -i, which averages the iterations",
+				return nil, perr(ToolMdtest, "%s ran twice with %d tasks: %.3f ops/s in %s and %.3f ops/s in %s; no one figure stands for both. Pass the runs of one workload (IO500's mdtest-easy and mdtest-hard apart), each phase in one run (-C, -T, -E, -r); to repeat a phase use mdtest -i, which averages the iterations",
 					mdtestRowName(op), s.tasks, prev.rates[op], prev.where(), rate, s.where())
 			}
 			from[k] = s

@@ -144,7 +144,7 @@ func TestMdtestErrors(t *testing.T) {
 		name, out, msg string
 	}{
 		{"phase twice", phased + runs[0],
-			`mdtest: File creation ran twice with 4 tasks: 33597.722 ops/s in run 1 (started at 11/21/2026 19:05:41) and 33597.722 ops/s in run 5 (started at 11/21/2026 19:05:41). Each phase may run in one run only`},
+			`mdtest: File creation ran twice with 4 tasks: 33597.722 ops/s in run 1 (started at 11/21/2026 19:05:41) and 33597.722 ops/s in run 5 (started at 11/21/2026 19:05:41); no one figure stands for both. Pass the runs of one workload`},
 		{"all phases, then a phased run", easy + runs[1], `File stat ran twice with 4 tasks: 374132.328 ops/s in run 1`},
 		{"cut run before the next", strings.Split(runs[0], "-- finished")[0] + runs[1],
 			`run 1 (started at 11/21/2026 19:05:41) has no "-- finished at" line before the next run starts`},
