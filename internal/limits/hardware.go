@@ -208,8 +208,8 @@ func (h Hardware) Validate() error {
 	if h.Clients.Link.Known() {
 		if err := checkLinkData(h.Clients.Link.v); err != nil {
 			errs = append(errs, fmt.Errorf("clients.link: %w", err))
-		} else if !h.Local {
-			errs = append(errs, checkSum("clients: the client links", float64(h.Clients.Nodes)*h.Clients.Link.v))
+		} else if err := checkSum("clients: the client links", float64(h.Clients.Nodes)*h.Clients.Link.v); err != nil && !h.Local {
+			errs = append(errs, err)
 		}
 	}
 	var linkSum, writeSum, readSum float64
@@ -249,8 +249,12 @@ func (h Hardware) Validate() error {
 	}
 	// The terms are sums over nodes: each must stay a figure too (published as whole bytes
 	// per second), not only its parts.
-	errs = append(errs, checkSum("servers: the server links", linkSum), checkSum("devices: the write bandwidths", writeSum),
-		checkSum("devices: the read bandwidths", readSum))
+	for _, err := range []error{checkSum("servers: the server links", linkSum), checkSum("devices: the write bandwidths", writeSum),
+		checkSum("devices: the read bandwidths", readSum)} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if h.Fabric.Bisection.Known() {
 		if !positive(h.Fabric.Bisection.v) {
 			errs = append(errs, fmt.Errorf("fabric.bisection must be positive, not %g", h.Fabric.Bisection.v))
