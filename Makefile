@@ -102,6 +102,10 @@ testbed-down: ## Tear the testbed down (idempotent).
 test-e2e: helm ## The e2e suite on $$KUBECONFIG's cluster, else on kind (Docker) or the testbed it brings up and tears down.
 	HELM=$(HELM) hack/cluster.sh e2e
 
+.PHONY: test-e2e-beegfs
+test-e2e-beegfs: helm ## The beegfs specs against a real BeeGFS on QEMU testbed nodes (BEEBURST_BEEGFS_MODULE, BEEBURST_BEEGFS_IMAGES; docs/beegfs.md).
+	HELM=$(HELM) hack/cluster.sh e2e-beegfs
+
 ##@ Build
 .PHONY: build
 build: ## Build the manager, agent and kubectl plugin into bin/.

@@ -391,7 +391,10 @@ EOF
 }
 # node_labels N: the documented figures, as labels the kubelet registers the node with.
 node_labels() {
-  local n=$1 labels="hardware.beeburst.io/link-encoding=none"
+  local n=$1 kind=netns labels="hardware.beeburst.io/link-encoding=none"
+  is_vm "${n#worker-}" && kind=vm
+  # Which kind of node it is, for tests that need one (a kernel of its own: vm).
+  labels+=",testbed.beeburst.io/kind=$kind"
   [ "${D_LINK[$n]}" != 0 ] && labels+=",hardware.beeburst.io/link-rate-bits-per-second=$(quantity "${D_LINK[$n]}")"
   [ "${D_DW[$n]}" != 0 ] && labels+=",hardware.beeburst.io/disk-write-bytes-per-second=$(quantity "${D_DW[$n]}")"
   [ "${D_DR[$n]}" != 0 ] && labels+=",hardware.beeburst.io/disk-read-bytes-per-second=$(quantity "${D_DR[$n]}")"

@@ -101,19 +101,7 @@ var _ = JustAfterEach(func() {
 })
 
 var _ = Describe("beeburst", Ordered, func() {
-	BeforeAll(func() {
-		helm := envOr("HELM", "helm")
-		out, err := run(helm, "upgrade", "--install", "beeburst", "charts/beeburst", "--namespace", operatorNamespace,
-			"--create-namespace", "--wait", "--timeout", "3m",
-			"--set", "image.tag="+imageTag, "--set", "agentImage=beeburst/agent:"+imageTag, "--set", "image.pullPolicy=IfNotPresent")
-		Expect(err).NotTo(HaveOccurred(), out)
-		_, _ = kubectl("create", "namespace", testNamespace)
-		DeferCleanup(func() {
-			_, _ = kubectl("delete", "namespace", testNamespace, "--wait=true", "--timeout=120s")
-			out, err := run(helm, "uninstall", "beeburst", "--namespace", operatorNamespace, "--wait", "--timeout", "2m")
-			Expect(err).NotTo(HaveOccurred(), out)
-		})
-	})
+	BeforeAll(func() { installOperator() })
 
 	It("runs the manager", func() {
 		Eventually(func(g Gomega) {
