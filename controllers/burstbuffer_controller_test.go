@@ -327,7 +327,7 @@ var _ = Describe("CRD validation", func() {
 		Expect(cur.Spec.Layout.MetadataServers).To(Equal(int32(1)))
 		Expect(cur.Spec.Layout.ChunkSize.String()).To(Equal("512Ki"))
 		Expect(cur.Spec.Validation.Profile).To(Equal(v1alpha1.ProfileQuick))
-		Expect(cur.Spec.Validation.TimeBudget.Duration).To(Equal(10 * time.Minute))
+		Expect(cur.Spec.Validation.TimeBudget).To(Equal(v1alpha1.Duration("10m")))
 		Expect(cur.Spec.Workload.MountPath).To(Equal("/mnt/beeburst"))
 		Expect(cur.Spec.Teardown.Policy).To(Equal(v1alpha1.TeardownAfterWorkload))
 	})

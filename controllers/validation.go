@@ -70,8 +70,8 @@ func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scop
 }
 
 func budget(bb *v1alpha1.BurstBuffer) time.Duration {
-	if b := bb.Spec.Validation.TimeBudget; b != nil && b.Duration > 0 {
-		return b.Duration
+	if b, err := bb.Spec.Validation.TimeBudget.Parse(); err == nil && b > 0 {
+		return b
 	}
 	return 10 * time.Minute
 }
@@ -103,8 +103,10 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 		return true, nil
 	}
 	maxAge := time.Hour
-	if d := bb.Spec.Validation.ReuseComponentResultsFor; d != nil {
-		maxAge = d.Duration
+	if reuse := bb.Spec.Validation.ReuseComponentResultsFor; reuse != "" {
+		if d, err := reuse.Parse(); err == nil {
+			maxAge = d
+		}
 	}
 	figures := map[string]nodecache.Figures{}
 	reused := map[string]bool{}
