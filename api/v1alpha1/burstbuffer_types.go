@@ -1211,6 +1211,11 @@ type BurstBuffer struct {
 	// status is what the operator observed and measured.
 	// +optional
 	Status BurstBufferStatus `json:"status,omitzero"`
+
+	// undecodable and statusUndecodable are set by UnmarshalJSON when spec or status could not
+	// be decoded.
+	undecodable       string `json:"-"`
+	statusUndecodable bool   `json:"-"`
 }
 
 // BurstBufferList is a list of BurstBuffers.
