@@ -59,11 +59,19 @@ verify: manifests generate fmt ## Regenerate everything and fail if the tree cha
 
 ##@ Test
 .PHONY: test
-test: vet test-unit test-envtest test-testbed test-e2e ## The test command: vet, unit tests, envtest, the testbed's proofs, the e2e suite.
+test: vet test-unit test-fuzz test-envtest test-testbed test-e2e ## The test command: vet, unit tests, fuzzing, envtest, the testbed's proofs, the e2e suite.
 
 .PHONY: test-unit
 test-unit: host-tools ## Unit tests of the pure packages and commands, with real fio and iperf3 runs.
 	BEEBURST_REQUIRE_TOOLS=1 go test ./api/... ./internal/... ./cmd/... ./hack/... -count=1
+
+# Fuzzing: every fuzz target for FUZZTIME each, one `go test -fuzz` per target (see the script).
+FUZZTIME ?= 4s
+FUZZMINIMIZETIME ?= 1s
+
+.PHONY: test-fuzz
+test-fuzz: ## Run every fuzz target for FUZZTIME (4s) each; FUZZ_KUBERNETES=1 adds those that link Kubernetes.
+	FUZZTIME=$(FUZZTIME) FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) hack/test-fuzz.sh
 
 .PHONY: host-tools
 host-tools: ## Install fio and iperf3 from Debian packages if missing (the agent's tests run them).

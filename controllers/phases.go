@@ -134,7 +134,7 @@ func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (
 	// In progress or failed: the reason tells which (summarise derives Failed from failure
 	// reasons such as ClientModuleMissing); watches on the engine's pods bring the next visit.
 	setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, res.Reason, res.Message)
-	return ctrl.Result{}, false, nil
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, false, nil
 }
 
 // reconcileDelete tears down in reverse order of creation: wait for running node tasks,

@@ -61,6 +61,8 @@ var failureReasons = map[string]bool{
 	v1alpha1.ReasonNotImplemented:      true,
 	v1alpha1.ReasonProbeFailed:         true,
 	v1alpha1.ReasonClientModuleMissing: true,
+	v1alpha1.ReasonMachineUUIDMissing:  true,
+	v1alpha1.ReasonLicenseRequired:     true,
 	v1alpha1.ReasonStageFailed:         true,
 	ReasonNodeGone:                     true,
 	"PrepareFailed":                    true,

@@ -551,6 +551,17 @@ type BeeGFSSpec struct {
 	// debugging: anyone who reaches the nodes' ports can then read and write the data.
 	// +optional
 	AuthenticationDisabled bool `json:"authenticationDisabled,omitempty"`
+
+	// licenseSecret names a Secret in the burst buffer's namespace whose key license.pem is
+	// the BeeGFS licence certificate; the management service loads it (--license-cert-file).
+	// BeeGFS 8.3.1 runs without one (with warnings); later releases admit at most 5 clients
+	// without a licence, so a burst buffer over 6 or more nodes needs one there (condition
+	// reason LicenseRequired). Empty: no licence.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="beegfs.licenseSecret is immutable: the management service reads it only at start"
+	// +optional
+	LicenseSecret string `json:"licenseSecret,omitempty"`
 }
 
 // BeeGFSImages are container images of BeeGFS 8 services.

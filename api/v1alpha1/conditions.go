@@ -60,15 +60,20 @@ const (
 	ReasonCutShort            = "CutShort"
 	ReasonSkipped             = "Skipped"
 	ReasonClientModuleMissing = "ClientModuleMissing"
-	ReasonMounted             = "Mounted"
-	ReasonStaging             = "Staging"
-	ReasonStaged              = "Staged"
-	ReasonStageFailed         = "StageFailed"
-	ReasonNothingToStage      = "NothingToStage"
-	ReasonReady               = "Ready"
-	ReasonNotReady            = "NotReady"
-	ReasonDeleting            = "Deleting"
-	ReasonWaitingForStageOut  = "WaitingForStageOut"
+	// ReasonMachineUUIDMissing: a node has no machine UUID (DMI product_uuid), without which
+	// BeeGFS 8 metadata and storage servers refuse to register.
+	ReasonMachineUUIDMissing = "MachineUUIDMissing"
+	// ReasonLicenseRequired: the management service refused clients for want of a licence.
+	ReasonLicenseRequired    = "LicenseRequired"
+	ReasonMounted            = "Mounted"
+	ReasonStaging            = "Staging"
+	ReasonStaged             = "Staged"
+	ReasonStageFailed        = "StageFailed"
+	ReasonNothingToStage     = "NothingToStage"
+	ReasonReady              = "Ready"
+	ReasonNotReady           = "NotReady"
+	ReasonDeleting           = "Deleting"
+	ReasonWaitingForStageOut = "WaitingForStageOut"
 	// ReasonInvalidSpec: a value the operator cannot use reached it - a label selector the
 	// CRD schema cannot check, a value stored through an older CRD before a rule refused it,
 	// or an object the manager cannot decode at all; the message names the field. Nothing is

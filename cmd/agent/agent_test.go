@@ -439,6 +439,40 @@ func TestCheckModule(t *testing.T) {
 	if code, _, _ := agent(t, "-q", "check-module", "--name", "../etc"); code != 1 {
 		t.Errorf("a bad module name must fail, got exit %d", code)
 	}
+
+	// --machine-uuid: BeeGFS servers need the DMI product_uuid (this host has none, like the
+	// testbed's namespace nodes; QEMU guests get one with -uuid).
+	code, r, _ := agent(t, "-q", "check-module", "--name", "beegfs", "--machine-uuid", "--proc-root", proc, "--sys-root", sys)
+	if code != 1 || !strings.HasPrefix(r.Message, MachineUUIDMissingPrefix) || !strings.Contains(r.Message, "spec.engine: local") {
+		t.Errorf("no DMI: exit %d, message %q", code, r.Message)
+	}
+	if MachineUUIDMissingPrefix != beegfs.MachineUUIDMissingPrefix {
+		t.Error("the operator (internal/beegfs) recognises a missing machine UUID by this prefix: keep them equal")
+	}
+	dmi := filepath.Join(sys, "class", "dmi", "id")
+	if err := os.MkdirAll(dmi, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dmi, "product_uuid"), []byte("not-a-uuid\n"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if code, r, _ = agent(t, "-q", "check-module", "--name", "beegfs", "--machine-uuid", "--proc-root", proc, "--sys-root", sys); code != 1 || !strings.Contains(r.Message, "not a UUID") {
+		t.Errorf("bad DMI uuid: exit %d, message %q", code, r.Message)
+	}
+	const id = "62656562-7572-4374-8000-000000000001"
+	if err := os.WriteFile(filepath.Join(dmi, "product_uuid"), []byte(id+"\n"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(sys, "module", "beegfs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sys, "module", "beegfs", "version"), []byte("8.3.1\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	code, r, _ = agent(t, "-q", "check-module", "--name", "beegfs", "--machine-uuid", "--proc-root", proc, "--sys-root", sys)
+	if want := "the beegfs kernel module is loaded (version 8.3.1); machine uuid " + id; code != 0 || r.Message != want {
+		t.Errorf("with DMI: exit %d, message %q, want %q", code, r.Message, want)
+	}
 }
 
 // The stage subcommand end to end: totals in the Report and the termination message, a

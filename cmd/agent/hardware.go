@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/limits"
 )
 
 // Hardware discovery reads the kernel's view of the node from sysfs: the speed of the
@@ -90,6 +91,12 @@ func discoverLink(h *bench.Hardware, sys, addr string, ifs []netInterface) {
 	if kind, ok := virtualKind(dir); ok {
 		h.Notes = append(h.Notes, fmt.Sprintf("link: %s is a virtual interface (%s): its %d Mb/s is its driver's constant, not a link's",
 			found.Name, kind, speed))
+		return
+	}
+	if float64(speed)*1e6 > limits.MaxLinkBitsPerSecond {
+		// A driver's garbage (an unsigned -1): the operator would refuse it as a link figure.
+		h.Notes = append(h.Notes, fmt.Sprintf("link: %s reports %d Mb/s, more than any link (%s): not trusted",
+			found.Name, speed, limits.FormatBitsPerSecond(limits.MaxLinkBitsPerSecond)))
 		return
 	}
 	h.LinkMbps = speed

@@ -82,6 +82,7 @@ func TestLinkFromFakeSysfs(t *testing.T) {
 		{Name: "bond0", Index: 5, Addrs: []net.IP{net.ParseIP("10.3.0.5")}},
 		{Name: "eth1", Index: 6, Addrs: []net.IP{net.ParseIP("10.4.0.5")}},
 		{Name: "vlan10", Index: 7, Addrs: []net.IP{net.ParseIP("10.5.0.5")}},
+		{Name: "eth2", Index: 8, Addrs: []net.IP{net.ParseIP("10.7.0.5")}},
 		// Same name as in sysfs, another index: sysfs of another network namespace.
 		{Name: "eth0", Index: 42, Addrs: []net.IP{net.ParseIP("10.6.0.5")}},
 	}
@@ -98,6 +99,7 @@ func TestLinkFromFakeSysfs(t *testing.T) {
 		{addr: "10.3.0.5", iface: "bond0", mbps: 50000},
 		{addr: "10.4.0.5", iface: "eth1", note: "eth1 reports no speed"},
 		{addr: "10.5.0.5", iface: "vlan10", mbps: 25000},
+		{addr: "10.7.0.5", iface: "eth2", note: "eth2 reports 4294967295 Mb/s, more than any link (100 Tbit/s): not trusted"},
 		{addr: "10.6.0.5", iface: "eth0", note: "sysfs of another network namespace"},
 		{addr: "10.9.9.9", note: "no interface carries 10.9.9.9"},
 		{addr: "worker-1", note: `"worker-1" is not an IP address`},

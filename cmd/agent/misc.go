@@ -50,7 +50,8 @@ func newParse(stdout io.Writer) *cobra.Command {
 		Use:   "parse --tool fio|iperf3|ior|mdtest FILE",
 		Short: "print what beeburst understands of a tool's output (- reads stdin)",
 		Long: `Parses one output of fio (JSON, plain or client mode), iperf3 (-J), IOR (its JSON summary)
-or mdtest (text) and prints {"tool", "version", "results": [{"operation", "bytesPerSecond",
+or mdtest (its text, one run or several phased runs concatenated, or the CSV of
+--saveRankPerformanceDetails) and prints {"tool", "version", "results": [{"operation", "bytesPerSecond",
 "opsPerSecond", ...}]} with aggregate figures only. Operations: write, read, randwrite,
 randread, create, stat, readfile, delete, transfer. Output it cannot trust (truncated,
 garbled, a failed run) is an error naming the tool, with a non-zero exit.`,

@@ -20,6 +20,10 @@ import (
 // that the operator can tell "not there" from "could not look" (a broken node, a bad image).
 const ModuleMissingPrefix = "kernel module missing:"
 
+// MachineUUIDMissingPrefix starts the message of a failed check-module --machine-uuid run whose
+// node has no machine UUID.
+const MachineUUIDMissingPrefix = "machine uuid missing:"
+
 var moduleName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // newCheckModule checks that a kernel module is loaded on the node the pod runs on. Inside a
@@ -27,20 +31,33 @@ var moduleName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // check needs no privileges and no host mounts.
 func newCheckModule(g *globals, stdout io.Writer) *cobra.Command {
 	var name, procRoot, sysRoot string
+	var machineUUID bool
 	c := &cobra.Command{
-		Use:   "check-module --name NAME",
-		Short: "check that a kernel module (e.g. beegfs) is loaded on this node",
+		Use:   "check-module --name NAME [--machine-uuid]",
+		Short: "check that a kernel module (e.g. beegfs) is loaded on this node (and that it has a machine UUID)",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return runReport(g, stdout, "check-module", func(context.Context, *bench.Report) error {
+			return runReport(g, stdout, "check-module", func(_ context.Context, r *bench.Report) error {
 				if !moduleName.MatchString(name) {
 					return fmt.Errorf("check-module: %q is not a kernel module name", name)
 				}
-				return checkModule(name, procRoot, sysRoot)
+				if err := checkModule(name, procRoot, sysRoot); err != nil {
+					return err
+				}
+				r.Message = fmt.Sprintf("the %s kernel module is loaded%s", name, moduleVersion(name, sysRoot))
+				if machineUUID {
+					id, err := checkMachineUUID(sysRoot)
+					if err != nil {
+						return err
+					}
+					r.Message += "; machine uuid " + id
+				}
+				return nil
 			})
 		},
 	}
 	c.Flags().StringVar(&name, "name", "beegfs", "the kernel module")
+	c.Flags().BoolVar(&machineUUID, "machine-uuid", false, "also require a machine UUID (DMI product_uuid), which BeeGFS servers register with")
 	c.Flags().StringVar(&procRoot, "proc-root", "/proc", "where /proc is (tests)")
 	c.Flags().StringVar(&sysRoot, "sys-root", "/sys", "where /sys is (tests)")
 	return c
@@ -68,4 +85,34 @@ func checkModule(name, procRoot, sysRoot string) error {
 	}
 	return fmt.Errorf("%s the %s kernel module is not loaded on node %s (checked /sys/module/%s and /proc/modules); install the BeeGFS 8 client (beegfs-client package or DKMS) and run modprobe %s",
 		ModuleMissingPrefix, name, nodeName(), name, name)
+}
+
+// moduleVersion is " (version V)" when the module publishes one in sysfs, else "".
+func moduleVersion(name, sysRoot string) string {
+	b, err := os.ReadFile(filepath.Join(sysRoot, "module", name, "version"))
+	if v := strings.TrimSpace(string(b)); err == nil && v != "" {
+		return " (version " + v + ")"
+	}
+	return ""
+}
+
+// checkMachineUUID reads the machine UUID the way BeeGFS 8 servers do first
+// (ThinkParQ/beegfs common/source/common/system/UUID.h, getMachineUUID): the DMI product_uuid,
+// 36 characters. Their fallback, the UUID of a partition from the blkid cache, sees no host
+// block devices inside a container, so without DMI a service pod cannot register
+// ("Couldn't determine UUID for machine. Node registration not possible.") and would retry
+// forever; this check lets the operator say so before anything starts.
+func checkMachineUUID(sysRoot string) (string, error) {
+	p := filepath.Join(sysRoot, "class", "dmi", "id", "product_uuid")
+	b, err := os.ReadFile(p)
+	id := strings.TrimSpace(string(b))
+	if err == nil && len(id) == 36 {
+		return id, nil
+	}
+	why := "it is empty or not a UUID"
+	if err != nil {
+		why = err.Error()
+	}
+	return "", fmt.Errorf("%s node %s has no machine UUID (%s: %s); BeeGFS 8 metadata and storage servers register with it and refuse to start without one. Real servers and cloud VMs have it (virtual machines: give the guest an SMBIOS UUID, e.g. QEMU -uuid); choose other nodes or use spec.engine: local",
+		MachineUUIDMissingPrefix, nodeName(), p, why)
 }

@@ -11,11 +11,16 @@
 #       [--node-disk-read-rate worker-2=200MB]...
 #       [--document-link-rate 1Gbit] [--document-disk-write-rate 300MB]
 #       [--document-disk-read-rate 400MB]
+#       [--vm-workers K] [--vm-module FILE.ko]... [--vm-memory MiB] [--vm-cpus N]
 #
 # Rates: link in bits/s (tc notation: 1Gbit, 500Mbit; "none" = unshaped), disk in bytes/s
 # (200MB = 200*10^6, 200MiB = 200*2^20; "none" = uncapped). --document-* set the figures
 # labelled on the Node objects (the "documented" hardware) when they must differ from the real
 # shaping; by default a node documents what it really has.
+# --vm-workers K: the last K workers are QEMU guests with their own (Debian cloud) kernel
+# instead of namespaces of this host (hack/testbed/vm/node.sh), loading each --vm-module at
+# boot (e.g. the BeeGFS client, beegfs.ko; the guest's kernel is the one the first module was
+# built for); their disk caps are per node (QEMU's drive throttling), not per container.
 # Environment: TESTBED_DIR (state, default /tmp/beeburst-testbed), CACHE_DIR,
 # TESTBED_KEEP_ON_FAILURE=1 (leave a failed start up for debugging; down.sh cleans it).
 set -euo pipefail
@@ -23,6 +28,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 workers=2 link=1Gbit dwrite=200MB dread=400MB disk_size=4G
+vm_workers=0 vm_memory=2048 vm_cpus=2 vm_modules=()
 doc_link="" doc_dwrite="" doc_dread=""
 declare -A n_link=() n_dwrite=() n_dread=()
 while [ $# -gt 0 ]; do
@@ -38,14 +44,27 @@ while [ $# -gt 0 ]; do
     --document-link-rate) doc_link=$2; shift 2 ;;
     --document-disk-write-rate) doc_dwrite=$2; shift 2 ;;
     --document-disk-read-rate) doc_dread=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --vm-workers) vm_workers=$2; shift 2 ;;
+    --vm-module) vm_modules+=("$(realpath "$2")"); shift 2 ;;
+    --vm-memory) vm_memory=$2; shift 2 ;;
+    --vm-cpus) vm_cpus=$2; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
 done
 [[ $workers =~ ^[0-9]+$ ]] && [ "$workers" -ge 1 ] && [ "$workers" -le 40 ] || die "--workers must be 1..40"
-# ~350 MiB per worker (containerd, kubelet, kube-proxy, pods) + ~1 GiB control plane.
+[[ $vm_workers =~ ^[0-9]+$ ]] && [ "$vm_workers" -le "$workers" ] || die "--vm-workers must be 0..--workers"
+[[ $vm_memory =~ ^[0-9]+$ ]] && [ "$vm_memory" -ge 768 ] || die "--vm-memory must be at least 768 (MiB)"
+[[ $vm_cpus =~ ^[0-9]+$ ]] && [ "$vm_cpus" -ge 1 ] || die "--vm-cpus must be at least 1"
+for m in "${vm_modules[@]}"; do [ -f "$m" ] || die "--vm-module $m: no such file"; done
+[ ${#vm_modules[@]} -eq 0 ] || [ "$vm_workers" -gt 0 ] || die "--vm-module needs --vm-workers"
+# is_vm I: whether worker-I is a QEMU guest (the last --vm-workers of them).
+is_vm() { [ "$1" -gt $((workers - vm_workers)) ]; }
+# ~350 MiB per namespace worker (containerd, kubelet, kube-proxy, pods), a VM's memory plus
+# ~250 MiB of QEMU per VM worker, ~1 GiB control plane.
 avail_mb=$(awk '/MemAvailable/{print int($2/1024)}' /proc/meminfo)
-[ $((1024 + workers * 350)) -le "$avail_mb" ] || die "$workers workers need ~$((1024 + workers * 350)) MiB, $avail_mb MiB available"
+need_mb=$((1024 + (workers - vm_workers) * 350 + vm_workers * (vm_memory + 250)))
+[ "$need_mb" -le "$avail_mb" ] || die "$workers workers need ~$need_mb MiB, $avail_mb MiB available"
 for n in "${!n_link[@]}" "${!n_dwrite[@]}" "${!n_dread[@]}"; do
   [[ $n =~ ^worker-([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] && [ "${BASH_REMATCH[1]}" -le "$workers" ] \
     || die "per-node override for unknown node '$n' (nodes: worker-1..worker-$workers)"
@@ -76,6 +95,20 @@ if [ ! -f "$TB_TOOLS/tools-$tools_key.tar" ]; then
 fi
 # Drop builds of older sources.
 find "$TB_TOOLS" -maxdepth 1 -type f ! -name "*-$key" ! -name "pause-$key.tar" ! -name "tools-$tools_key.tar" -delete
+if [ "$vm_workers" -gt 0 ]; then
+  # shellcheck source=hack/testbed/vm/node.sh
+  source "$TB_HERE/vm/node.sh"
+  # The guest runs the kernel the (first) module was built for: its vermagic names it.
+  vm_release=""
+  if [ ${#vm_modules[@]} -gt 0 ]; then
+    vm_release=$(modinfo -F vermagic "${vm_modules[0]}" | awk '{print $1}')
+    [ -n "$vm_release" ] || die "${vm_modules[0]}: no vermagic (not a kernel module?)"
+  fi
+  vm_key=$(cat "$TB_HERE"/vm/build-image.sh "$TB_HERE"/vm/initramfs-init "$TB_HERE"/vm/guest-init.sh | sha256sum | cut -c1-12)
+  VM_IMAGE_DIR=$TB_TOOLS/vm-${vm_release:-default}-$vm_key
+  "$TB_HERE/vm/build-image.sh" "$VM_IMAGE_DIR" $vm_release
+  find "$TB_TOOLS" -maxdepth 1 -type d -name 'vm-*' ! -name "vm-*-$vm_key" -exec rm -rf {} +
+fi
 t_prereq=$(elapsed)
 
 # ---------------------------------------------------------------- fresh state
@@ -161,6 +194,7 @@ cable() {
 }
 cable "$TB_CP_NS" bbtb-cp "$TB_CP_IP"
 for i in $(seq 1 "$workers"); do
+  is_vm "$i" && continue   # its tap device comes with the guest (vm_node_up)
   ns=$(worker_ns "$i")
   cable "$ns" "$(worker_veth "$i")" "$(worker_ip "$i")"
   ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
@@ -173,7 +207,7 @@ done
 for i in $(seq 1 "$workers"); do
   ip -n "$TB_CP_NS" route add "$(worker_podcidr "$i")" via "$(worker_ip "$i")"
   for j in $(seq 1 "$workers"); do
-    [ "$i" = "$j" ] || ip -n "$(worker_ns "$j")" route add "$(worker_podcidr "$i")" via "$(worker_ip "$i")"
+    [ "$i" = "$j" ] || is_vm "$j" || ip -n "$(worker_ns "$j")" route add "$(worker_podcidr "$i")" via "$(worker_ip "$i")"
   done
 done
 
@@ -355,10 +389,22 @@ EOF
       || die "$n: image import of $tar failed"
   done
 }
-log "worker nodes: NVMe, namespaces, containerd, images"
+# node_labels N: the documented figures, as labels the kubelet registers the node with.
+node_labels() {
+  local n=$1 labels="hardware.beeburst.io/link-encoding=none"
+  [ "${D_LINK[$n]}" != 0 ] && labels+=",hardware.beeburst.io/link-rate-bits-per-second=$(quantity "${D_LINK[$n]}")"
+  [ "${D_DW[$n]}" != 0 ] && labels+=",hardware.beeburst.io/disk-write-bytes-per-second=$(quantity "${D_DW[$n]}")"
+  [ "${D_DR[$n]}" != 0 ] && labels+=",hardware.beeburst.io/disk-read-bytes-per-second=$(quantity "${D_DR[$n]}")"
+  echo "$labels"
+}
+log "worker nodes: NVMe, namespaces or guests, containerd, images"
 pids=()
 for i in $(seq 1 "$workers"); do
-  node_up "$i" > "$STATE/logs/worker-$i-setup.log" 2>&1 &
+  if is_vm "$i"; then
+    vm_node_up "$i" "$(node_labels "worker-$i")" > "$STATE/logs/worker-$i-setup.log" 2>&1 &
+  else
+    node_up "$i" > "$STATE/logs/worker-$i-setup.log" 2>&1 &
+  fi
   pids+=($!)
 done
 for i in "${!pids[@]}"; do
@@ -384,6 +430,7 @@ start kube-scheduler "$STATE/logs/kube-scheduler.log" "${cpexec[@]}" "$K8S_BIN/k
 
 log "kubelets and kube-proxies"
 for i in $(seq 1 "$workers"); do
+  is_vm "$i" && continue   # the guest starts its own (vm/guest-init.sh)
   n=worker-$i nd=$STATE/nodes/worker-$i
   # Each cgroup v1 hierarchy gets the node's cgroup root; cpuset needs its cpus/mems copied.
   for c in $TB_CG_CONTROLLERS; do
@@ -393,10 +440,7 @@ for i in $(seq 1 "$workers"); do
   cat /sys/fs/cgroup/cpuset/cpuset.cpus > "/sys/fs/cgroup/cpuset/${TB_CG_PREFIX}$n/cpuset.cpus"
   cat /sys/fs/cgroup/cpuset/cpuset.mems > "/sys/fs/cgroup/cpuset/${TB_CG_PREFIX}$n/cpuset.mems"
   kubeconfig "$nd/kubelet.kubeconfig" "https://$TB_CP_IP:6443" "kubelet-$n"
-  labels="hardware.beeburst.io/link-encoding=none"
-  [ "${D_LINK[$n]}" != 0 ] && labels+=",hardware.beeburst.io/link-rate-bits-per-second=$(quantity "${D_LINK[$n]}")"
-  [ "${D_DW[$n]}" != 0 ] && labels+=",hardware.beeburst.io/disk-write-bytes-per-second=$(quantity "${D_DW[$n]}")"
-  [ "${D_DR[$n]}" != 0 ] && labels+=",hardware.beeburst.io/disk-read-bytes-per-second=$(quantity "${D_DR[$n]}")"
+  labels=$(node_labels "$n")
   cat > "$nd/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -457,7 +501,11 @@ done
   echo "TESTBED_KUBECONFIG=$STATE/kubeconfig"
   echo "TESTBED_NODES=\"$(for i in $(seq 1 "$workers"); do printf 'worker-%s ' "$i"; done | sed 's/ $//')\""
   echo "TESTBED_NVME_PATH=$TB_NVME_PATH"
-  echo "TESTBED_DISK_CAP_SCOPE=per-container"
+  # per-container on namespace nodes (blkio throttle), per-node on VM workers (QEMU).
+  if [ "$vm_workers" = "$workers" ]; then echo "TESTBED_DISK_CAP_SCOPE=per-node"
+  elif [ "$vm_workers" = 0 ]; then echo "TESTBED_DISK_CAP_SCOPE=per-container"
+  else echo "TESTBED_DISK_CAP_SCOPE=mixed"; fi
+  echo "TESTBED_VM_NODES=\"$(for i in $(seq 1 "$workers"); do is_vm "$i" && printf 'worker-%s ' "$i"; done | sed 's/ $//')\""
   echo "TESTBED_TOOLS_IMAGE=docker.io/beeburst/tools:dev"
   for i in $(seq 1 "$workers"); do
     n=worker-$i v=WORKER_$i
@@ -470,7 +518,16 @@ done
     echo "${v}_DOC_LINK_RATE_BPS=${D_LINK[$n]}"
     echo "${v}_DOC_DISK_WRITE_BPS=${D_DW[$n]}"
     echo "${v}_DOC_DISK_READ_BPS=${D_DR[$n]}"
-    echo "${v}_NVME_DEVICE=$(cat "$STATE/nodes/$n/loopdev.majmin")"
+    if is_vm "$i"; then
+      echo "${v}_KIND=vm"
+      echo "${v}_DISK_CAP_SCOPE=per-node"
+      echo "${v}_NVME_DEVICE=virtio"
+      echo "${v}_MACHINE_UUID=$(vm_uuid "$i")"
+    else
+      echo "${v}_KIND=netns"
+      echo "${v}_DISK_CAP_SCOPE=per-container"
+      echo "${v}_NVME_DEVICE=$(cat "$STATE/nodes/$n/loopdev.majmin")"
+    fi
   done
 } > "$STATE/hardware.env"
 {
@@ -478,7 +535,8 @@ done
   for i in $(seq 1 "$workers"); do
     n=worker-$i
     [ "$i" -gt 1 ] && printf ','
-    printf '\n    {"name": "%s", "ip": "%s", "podCIDR": "%s", "nvmeDevice": "%s",\n' "$n" "$(worker_ip "$i")" "$(worker_podcidr "$i")" "$(cat "$STATE/nodes/$n/loopdev.majmin")"
+    dev=virtio kind=vm; is_vm "$i" || { dev=$(cat "$STATE/nodes/$n/loopdev.majmin"); kind=netns; }
+    printf '\n    {"name": "%s", "kind": "%s", "ip": "%s", "podCIDR": "%s", "nvmeDevice": "%s",\n' "$n" "$kind" "$(worker_ip "$i")" "$(worker_podcidr "$i")" "$dev"
     printf '     "real": {"linkBitsPerSecond": %s, "diskWriteBytesPerSecond": %s, "diskReadBytesPerSecond": %s},\n' "${R_LINK[$n]}" "${R_DW[$n]}" "${R_DR[$n]}"
     printf '     "documented": {"linkBitsPerSecond": %s, "diskWriteBytesPerSecond": %s, "diskReadBytesPerSecond": %s}}' "${D_LINK[$n]}" "${D_DW[$n]}" "${D_DR[$n]}"
   done
@@ -487,9 +545,10 @@ done
 
 log "waiting for $workers nodes to be Ready"
 k=0
+ready_limit=360; [ "$vm_workers" -gt 0 ] && ready_limit=1200   # guests boot under emulation
 until [ "$(kc get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" = "$workers" ]; do
   sleep 0.5; k=$((k + 1))
-  [ $k -lt 360 ] || die "nodes not Ready: $(kc get nodes 2>&1 | tr '\n' ';') (see $STATE/logs/worker-*-kubelet.log)"
+  [ $k -lt $ready_limit ] || die "nodes not Ready: $(kc get nodes 2>&1 | tr '\n' ';') (see $STATE/logs/worker-*-kubelet.log)"
 done
 for i in $(seq 1 "$workers"); do kc label node "worker-$i" node-role.kubernetes.io/worker= --overwrite >/dev/null; done
 # Pods need their namespace's service account (and its token) before they can be created.
@@ -499,5 +558,5 @@ until kc get serviceaccount default -n default >/dev/null 2>&1; do
 done
 ok=true
 total=$(elapsed)
-printf 'UP_SECONDS=%s\nUP_PREREQ_SECONDS=%s\nWORKERS=%s\n' "$total" "$t_prereq" "$workers" > "$STATE/logs/timing.env"
+printf 'UP_SECONDS=%s\nUP_PREREQ_SECONDS=%s\nWORKERS=%s\nVM_WORKERS=%s\n' "$total" "$t_prereq" "$workers" "$vm_workers" > "$STATE/logs/timing.env"
 log "up in ${total}s (prerequisites ${t_prereq}s). export KUBECONFIG=$STATE/kubeconfig; figures: $STATE/hardware.env"

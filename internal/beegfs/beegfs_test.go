@@ -66,10 +66,14 @@ func testInstance(n int) Instance {
 	case 16:
 		bb.Spec.Layout.MetadataServers = 4
 		bb.Spec.Layout.StripeWidth = ptr(int32(8))
-		bb.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{Interfaces: []string{"ib0", "eth0"}}
+		bb.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{Interfaces: []string{"ib0", "eth0"}, LicenseSecret: "beegfs-license"}
 	}
 	shift, _ := AllocateShift(nil)
-	return Instance{BB: bb, Nodes: nodeNames(n), Shift: shift, MgmtdHost: "10.0.0.1", Images: ImagesFor(bb), AgentImage: "beeburst/agent:dev"}
+	addrs := map[string]string{}
+	for i, node := range nodeNames(n) {
+		addrs[node] = fmt.Sprintf("10.0.0.%d", i+1)
+	}
+	return Instance{BB: bb, Nodes: nodeNames(n), Shift: shift, MgmtdHost: "10.0.0.1", Addresses: addrs, Images: ImagesFor(bb), AgentImage: "beeburst/agent:dev"}
 }
 
 // allPods is every pod the engine renders for an instance.
@@ -141,7 +145,8 @@ func TestLayoutGolden(t *testing.T) {
 			"managementAddress": in.ManagementAddress(),
 			"striping":          StripingFor(in.BB, n),
 			"mountPoint":        MountPoint(in.BB),
-			"clientConf":        in.ClientConf(),
+			"clientConf":        in.ClientConf(in.Nodes[0]),
+			"configMap":         in.ConfigMap().Data,
 			"pods":              summarise(allPods(in)),
 		}
 		golden.Assert(t, fmt.Sprintf("layout-%dnodes.yaml", n), toYAML(t, doc))
@@ -154,6 +159,7 @@ func TestPodsGolden(t *testing.T) {
 	for _, p := range allPods(in) {
 		objs = append(objs, p)
 	}
+	objs = append(objs, in.ConfigMap())
 	golden.Assert(t, "pods-2nodes.yaml", toYAML(t, objs...))
 	golden.Assert(t, "ready.sh", []byte(in.ReadyScript(240)))
 	golden.Assert(t, "stripe.sh", []byte(in.StripeScript()))
@@ -164,7 +170,7 @@ func TestAuthDisabledGolden(t *testing.T) {
 	in := testInstance(1)
 	in.BB.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{AuthenticationDisabled: true}
 	golden.Assert(t, "auth-disabled.yaml", toYAML(t, map[string]any{
-		"mgmtd": in.MgmtdArgs(), "meta": in.MetaArgs(), "storage": in.StorageArgs(), "clientConf": in.ClientConf(),
+		"mgmtd": in.MgmtdArgs(), "meta": in.MetaArgs("worker-01"), "storage": in.StorageArgs("worker-01"), "clientConf": in.ClientConf("worker-01"),
 		"stripe": in.StripeScript(), "clientVolumes": in.ClientPod(0, "worker-01").Spec.Volumes,
 	}))
 }
@@ -330,7 +336,7 @@ func TestPodsAreOwnedPinnedAndUniquelyNamed(t *testing.T) {
 
 func TestAuthIsOnUnlessDisabledExplicitly(t *testing.T) {
 	in := testInstance(4)
-	all := strings.Join(append(append(in.MgmtdArgs(), in.MetaArgs()...), in.StorageArgs()...), " ") + in.ClientConf() + in.ReadyScript(1)
+	all := strings.Join(append(append(in.MgmtdArgs(), in.MetaArgs("worker-01")...), in.StorageArgs("worker-01")...), " ") + in.ClientConf("worker-01") + in.ReadyScript(1)
 	for _, bad := range []string{"auth-disable", "tls-disable", "connDisableAuthentication=true", "connDisableAuthentication = true"} {
 		if strings.Contains(all, bad) {
 			t.Errorf("default configuration contains %q", bad)
@@ -376,5 +382,84 @@ func TestReportMessage(t *testing.T) {
 	}
 	if m := reportMessage("DeadlineExceeded: Pod was active too long"); m != "DeadlineExceeded: Pod was active too long" {
 		t.Error(m)
+	}
+}
+
+// Found by the first real run (8.3.1): mgmtd has no --interface flag (it is --interfaces, a
+// list of filters), and unrestricted daemons advertise every interface they see, so peers try
+// the pod bridge and container veths. Each daemon and client is restricted to its node's
+// address unless spec.beegfs.interfaces names interfaces.
+func TestInterfacesDefaultToTheNodeAddress(t *testing.T) {
+	in := testInstance(2)
+	for _, a := range in.MgmtdArgs() {
+		if strings.HasPrefix(a, "--interface=") || strings.HasPrefix(a, "--interfaces") {
+			t.Errorf("mgmtd argument %q: filters contain spaces, which the official images' start.sh splits; they belong in the config file", a)
+		}
+	}
+	if got, want := in.MgmtdConfig(), `interfaces = ["* 10.0.0.1"]`; !strings.Contains(got, want) {
+		t.Errorf("mgmtd.toml:\n%s\nwant a line %s", got, want)
+	}
+	cm := in.ConfigMap()
+	for i, node := range in.Nodes {
+		want := fmt.Sprintf("* 10.0.0.%d", i+1)
+		if got := cm.Data[InterfacesKey(node)]; got != want+"\n" {
+			t.Errorf("%s: interfaces file %q, want %q", node, got, want+"\n")
+		}
+		if !strings.Contains(in.ClientConf(node), "connInterfacesList = "+want+"\n") {
+			t.Errorf("%s: client conf lacks its filter:\n%s", node, in.ClientConf(node))
+		}
+		for _, args := range [][]string{in.MetaArgs(node), in.StorageArgs(node)} {
+			found := false
+			for _, a := range args {
+				if a == "connInterfacesFile="+ConfigDir+"/"+InterfacesKey(node) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: service args %v lack its connInterfacesFile", node, args)
+			}
+		}
+	}
+	// Every file an argument names is in the ConfigMap the service pods mount.
+	for _, p := range allPods(in) {
+		for _, a := range append(append([]string{}, p.Spec.Containers[0].Args...), p.Spec.Containers[0].Command...) {
+			if i := strings.Index(a, ConfigDir+"/"); i >= 0 {
+				key := strings.TrimPrefix(a[i:], ConfigDir+"/")
+				if _, ok := cm.Data[key]; !ok {
+					t.Errorf("%s: argument %q names %s, which the ConfigMap lacks", p.Name, a, key)
+				}
+			}
+		}
+	}
+
+	named := testInstance(16) // spec.beegfs.interfaces: ib0, eth0
+	if got := named.InterfaceFilters("worker-03"); strings.Join(got, ",") != "ib0,eth0" {
+		t.Errorf("spec.beegfs.interfaces: filters %v", got)
+	}
+	if !strings.Contains(named.MgmtdConfig(), `interfaces = ["ib0", "eth0"]`) {
+		t.Errorf("mgmtd.toml with named interfaces:\n%s", named.MgmtdConfig())
+	}
+	unknown := testInstance(1)
+	unknown.Addresses = map[string]string{"worker-01": "worker-01"} // a name, not an address
+	if f := unknown.InterfaceFilters("worker-01"); f != nil {
+		t.Errorf("no address known: no restriction, got %v", f)
+	}
+}
+
+func TestLicenseSecretIsMountedIntoMgmtdOnly(t *testing.T) {
+	in := testInstance(16)
+	for _, p := range allPods(in) {
+		has := false
+		for _, v := range p.Spec.Volumes {
+			if v.Secret != nil && v.Secret.SecretName == "beegfs-license" {
+				has = true
+			}
+		}
+		if has != (p.Labels["app.kubernetes.io/component"] == ComponentMgmtd) {
+			t.Errorf("%s: licence volume %v", p.Name, has)
+		}
+	}
+	if !strings.Contains(strings.Join(in.MgmtdArgs(), " "), "--license-cert-file=/etc/beeburst/license/license.pem") {
+		t.Errorf("mgmtd args %v", in.MgmtdArgs())
 	}
 }

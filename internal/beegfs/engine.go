@@ -52,6 +52,11 @@ const (
 	ReasonStripingFailed     = "StripingFailed"
 	ReasonMounting           = "Mounting"
 	ReasonWaitingForServices = "WaitingForServices"
+	// ReasonConfigConflict: a ConfigMap of the instance's name exists and is not its own.
+	ReasonConfigConflict = "ConfigConflict"
+	// ReasonLicenseSecretMissing: spec.beegfs.licenseSecret names a Secret that is not there
+	// (or lacks license.pem); the engine waits for it.
+	ReasonLicenseSecretMissing = "LicenseSecretMissing"
 )
 
 // Engine is the beegfs engine.
@@ -81,6 +86,20 @@ func (e Engine) instance(bb *v1alpha1.BurstBuffer, nodes []string) Instance {
 	return in
 }
 
+// addresses reads the nodes' addresses (NodeAddress), which restrict each node's services and
+// client to the interface the other nodes reach it on.
+func (e Engine) addresses(ctx context.Context, nodes []string) (map[string]string, error) {
+	out := make(map[string]string, len(nodes))
+	for _, n := range nodes {
+		var node corev1.Node
+		if err := e.Client.Get(ctx, client.ObjectKey{Name: n}, &node); err != nil {
+			return nil, fmt.Errorf("reading node %s: %w", n, err)
+		}
+		out[n] = NodeAddress(&node)
+	}
+	return out, nil
+}
+
 // Provision does the next step that is not done and reports where it is.
 func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (engine.Result, error) {
 	res := engine.Result{Prepared: map[string]bool{}, Reason: v1alpha1.ReasonProvisioning}
@@ -92,6 +111,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	}
 	in := e.instance(bb, nodes)
 	place := PlacementFor(bb, nodes)
+	var err error
 
 	// (a) Kernel module first: without it nothing else is worth starting, and the user
 	// should learn it in seconds, not after services time out.
@@ -106,11 +126,21 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	}
 	p := in.Ports()
 
-	// (c) Connection authentication and mgmtd's TLS material.
+	// (c) Connection authentication and mgmtd's TLS material; the licence, if any; the files
+	// the services read at start (mgmtd's configuration, each node's interface filter).
 	if in.authOn() {
 		if ok, err := e.ensureSecret(ctx, in, &res); err != nil || !ok {
 			return res, err
 		}
+	}
+	if ok, err := e.checkLicenseSecret(ctx, in, &res); err != nil || !ok {
+		return res, err
+	}
+	if in.Addresses, err = e.addresses(ctx, nodes); err != nil {
+		return res, err
+	}
+	if ok, err := e.ensureConfigMap(ctx, in, &res); err != nil || !ok {
+		return res, err
 	}
 
 	// (d) mgmtd.
@@ -138,6 +168,14 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 			return res, err
 		}
 		if ready, detail := podReady(pod); !ready {
+			if strings.Contains(detail, machineUUIDLog) {
+				// The preflight passed, yet the daemon found no UUID (another container
+				// runtime's view of /sys): as terminal as a failed preflight.
+				res.Reason, res.Terminal = v1alpha1.ReasonMachineUUIDMissing, true
+				res.Message = fmt.Sprintf("%s on %s cannot register: %q; BeeGFS 8 servers need the node's machine UUID (DMI product_uuid) inside their container; choose other nodes or use spec.engine: local",
+					want.Labels[nodetask.LabelComponent], want.Spec.NodeName, machineUUIDLog)
+				return res, nil
+			}
 			waiting = append(waiting, fmt.Sprintf("%s on %s: %s", want.Labels[nodetask.LabelComponent], want.Spec.NodeName, detail))
 		}
 	}
@@ -175,6 +213,13 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 		ready, detail := podReady(pod)
 		res.Prepared[n] = ready
 		if !ready {
+			if strings.Contains(detail, licenseLog) {
+				msg := fmt.Sprintf("the management service refused the client on %s for want of a licence (%q): BeeGFS releases after 8.3.1 admit at most 5 clients without one, and this burst buffer mounts %d. Recreate it with spec.beegfs.licenseSecret naming a Secret with the licence (key %s), on at most 5 nodes, or with spec.engine: local",
+					n, licenseLog, len(place.Clients), KeyLicense)
+				setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired, msg)
+				res.Reason, res.Message, res.Terminal = v1alpha1.ReasonLicenseRequired, msg, true
+				return res, nil
+			}
 			notMounted = append(notMounted, n+": "+detail)
 		}
 	}
@@ -196,7 +241,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 
 // checkModules runs the module check on every node; done when all passed.
 func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Result) (bool, error) {
-	var missing, broken []string
+	var missing, noUUID, broken []string
 	passed := 0
 	for i, n := range in.Nodes {
 		pod := in.ModuleCheckPod(i, n)
@@ -210,6 +255,8 @@ func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Resul
 		case nodetask.Failed:
 			if m := reportMessage(msg); strings.HasPrefix(m, ModuleMissingPrefix) {
 				missing = append(missing, n)
+			} else if strings.HasPrefix(m, MachineUUIDMissingPrefix) {
+				noUUID = append(noUUID, n)
 			} else {
 				broken = append(broken, fmt.Sprintf("%s: %s", n, m))
 				// Not an answer about the module (image, deadline): ask again.
@@ -226,6 +273,12 @@ func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Resul
 			len(missing), len(in.Nodes), strings.Join(missing, ", "))
 		setCondition(in.BB, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonClientModuleMissing, msg)
 		*res = engine.Result{Reason: v1alpha1.ReasonClientModuleMissing, Message: msg, Terminal: true, FailedNodes: missing, Prepared: res.Prepared}
+		return false, nil
+	case len(noUUID) > 0:
+		sort.Strings(noUUID)
+		msg := fmt.Sprintf("%d of %d node(s) have no machine UUID (DMI product_uuid): %s; BeeGFS 8 metadata and storage servers refuse to register without one (\"Couldn't determine UUID for machine\"), and every node runs a storage server. Real servers and cloud VMs have one (a virtual machine needs an SMBIOS UUID, e.g. QEMU -uuid); choose other nodes or use spec.engine: local",
+			len(noUUID), len(in.Nodes), strings.Join(noUUID, ", "))
+		*res = engine.Result{Reason: v1alpha1.ReasonMachineUUIDMissing, Message: msg, Terminal: true, FailedNodes: noUUID, Prepared: res.Prepared}
 		return false, nil
 	case len(broken) > 0:
 		sort.Strings(broken)
@@ -343,6 +396,64 @@ func (e Engine) ensureSecret(ctx context.Context, in Instance, res *engine.Resul
 	return true, nil
 }
 
+// checkLicenseSecret waits for spec.beegfs.licenseSecret, if one is named: mgmtd would not
+// start without the Secret (the kubelet cannot mount it), and the user should read why here.
+func (e Engine) checkLicenseSecret(ctx context.Context, in Instance, res *engine.Result) (bool, error) {
+	name := in.licenseSecret()
+	if name == "" {
+		return true, nil
+	}
+	// The user's Secret is not in the operator's cache (it caches its own Secrets only): read
+	// it from the API and look again later, as no watch will announce it.
+	reader := e.Reader
+	if reader == nil {
+		reader = e.Client
+	}
+	var sec corev1.Secret
+	err := reader.Get(ctx, client.ObjectKey{Namespace: in.BB.Namespace, Name: name}, &sec)
+	res.RequeueAfter = licenseRecheck
+	switch {
+	case apierrors.IsNotFound(err):
+		res.Reason = ReasonLicenseSecretMissing
+		res.Message = fmt.Sprintf("waiting for Secret %s (spec.beegfs.licenseSecret) with the key %s: create it with the BeeGFS licence certificate, e.g. kubectl create secret generic %s --from-file=%s=license.pem", name, KeyLicense, name, KeyLicense)
+		return false, nil
+	case err != nil:
+		return false, err
+	case len(sec.Data[KeyLicense]) == 0:
+		res.Reason = ReasonLicenseSecretMissing
+		res.Message = fmt.Sprintf("Secret %s (spec.beegfs.licenseSecret) has no key %s: add the BeeGFS licence certificate under that key", name, KeyLicense)
+		return false, nil
+	}
+	res.RequeueAfter = 0
+	return true, nil
+}
+
+// licenseRecheck is how often a missing licence Secret is looked for again.
+const licenseRecheck = 10 * time.Second
+
+// ensureConfigMap creates the instance's ConfigMap before the first service reads it. An
+// existing one that is not this burst buffer's is a conflict the user must resolve.
+func (e Engine) ensureConfigMap(ctx context.Context, in Instance, res *engine.Result) (bool, error) {
+	want := in.ConfigMap()
+	var cur corev1.ConfigMap
+	err := e.Client.Get(ctx, client.ObjectKeyFromObject(want), &cur)
+	if err == nil {
+		if !metav1.IsControlledBy(&cur, in.BB) {
+			res.Reason, res.Terminal = ReasonConfigConflict, true
+			res.Message = fmt.Sprintf("ConfigMap %s exists and does not belong to this burst buffer; delete or rename it", want.Name)
+			return false, nil
+		}
+		return true, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	if err := e.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+		return false, err
+	}
+	return true, nil
+}
+
 // ensurePod creates a long-running pod unless it exists and returns what the API has. Pods
 // are immutable: an existing pod is read, not re-applied.
 func (e Engine) ensurePod(ctx context.Context, want *corev1.Pod) (*corev1.Pod, error) {
@@ -356,6 +467,15 @@ func (e Engine) ensurePod(ctx context.Context, want *corev1.Pod) (*corev1.Pod, e
 	}
 	return &cur, err
 }
+
+// What the daemons say in the two failures no retry can fix. machineUUIDLog: meta and storage
+// (ThinkParQ/beegfs meta/source/app/App.cpp, storage InternodeSyncer); licenseLog: mgmtd after
+// 8.3.1 (ThinkParQ/beegfs-rust 0b5af5c, mgmtd/src/bee_msg/common.rs), as it reaches the
+// client's kernel log, which the client pod keeps in its termination message.
+const (
+	machineUUIDLog = "Couldn't determine UUID for machine"
+	licenseLog     = "licensed clients"
+)
 
 const prevMark = "(previous attempt: "
 

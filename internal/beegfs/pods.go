@@ -24,16 +24,22 @@ const (
 	ComponentClean = "clean"
 )
 
-// ModuleMissingPrefix starts the message of `agent check-module` when the module is absent
-// (cmd/agent/module.go; a test there keeps the two equal).
-const ModuleMissingPrefix = "kernel module missing:"
+// ModuleMissingPrefix and MachineUUIDMissingPrefix start the message of `agent check-module`
+// when the module, or the machine UUID, is absent (cmd/agent/module.go; a test there keeps
+// them equal).
+const (
+	ModuleMissingPrefix      = "kernel module missing:"
+	MachineUUIDMissingPrefix = "machine uuid missing:"
+)
 
-// ModuleCheckPod checks that the beegfs client module is loaded on one node. It needs no
-// privileges: /proc/modules and /sys/module in a container show the host kernel.
+// ModuleCheckPod checks that the beegfs client module is loaded on one node, and that the
+// node has the machine UUID its metadata and storage servers register with (every node runs a
+// storage server). It needs no privileges: /proc/modules, /sys/module and the DMI table in a
+// container show the host's.
 func (in Instance) ModuleCheckPod(index int, node string) *corev1.Pod {
 	return nodetask.Pod(in.BB, nodetask.Spec{
 		Component: ComponentModuleCheck, Index: index, Node: node, Image: in.AgentImage,
-		Args: []string{"check-module", "--name", "beegfs"}, DeadlineSeconds: 60,
+		Args: []string{"check-module", "--name", "beegfs", "--machine-uuid"}, DeadlineSeconds: 60,
 	})
 }
 
@@ -49,19 +55,31 @@ func (in Instance) CleanPod(index int, node string) *corev1.Pod {
 // MgmtdPod runs the management service on the first node.
 func (in Instance) MgmtdPod(node string) *corev1.Pod {
 	p := in.Ports()
-	return in.servicePod(ComponentMgmtd, 0, node, in.Images.Mgmtd, in.MgmtdArgs(),
+	pod := in.servicePod(ComponentMgmtd, 0, node, in.Images.Mgmtd, in.MgmtdArgs(),
 		[]corev1.EnvVar{{Name: "beegfs_setup_1", Value: in.MgmtdSetup()}},
 		[]corev1.ContainerPort{
 			{Name: "beemsg-tcp", ContainerPort: p.Mgmtd, HostPort: p.Mgmtd, Protocol: corev1.ProtocolTCP},
 			{Name: "beemsg-udp", ContainerPort: p.Mgmtd, HostPort: p.Mgmtd, Protocol: corev1.ProtocolUDP},
 			{Name: "grpc", ContainerPort: p.GRPC, HostPort: p.GRPC, Protocol: corev1.ProtocolTCP},
 		}, p.GRPC)
+	if name := in.licenseSecret(); name != "" {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
+			Name: "license",
+			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: name, DefaultMode: ptr(int32(0o400)),
+				Items: []corev1.KeyToPath{{Key: KeyLicense, Path: KeyLicense}},
+			}},
+		})
+		c := &pod.Spec.Containers[0]
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "license", MountPath: LicenseDir, ReadOnly: true})
+	}
+	return pod
 }
 
 // MetaPod runs a metadata service on the i-th node.
 func (in Instance) MetaPod(i int, node string) *corev1.Pod {
 	p := in.Ports()
-	return in.servicePod(ComponentMeta, i, node, in.Images.Meta, in.MetaArgs(),
+	return in.servicePod(ComponentMeta, i, node, in.Images.Meta, in.MetaArgs(node),
 		[]corev1.EnvVar{{Name: "beegfs_setup_1", Value: in.MetaSetup(i)}},
 		[]corev1.ContainerPort{
 			{Name: "beemsg-tcp", ContainerPort: p.Meta, HostPort: p.Meta, Protocol: corev1.ProtocolTCP},
@@ -76,7 +94,7 @@ func (in Instance) StoragePod(i int, node string) *corev1.Pod {
 	for t, s := range in.StorageSetups(i) {
 		env = append(env, corev1.EnvVar{Name: fmt.Sprintf("beegfs_setup_%d", t+1), Value: s})
 	}
-	return in.servicePod(ComponentStorage, i, node, in.Images.Storage, in.StorageArgs(), env,
+	return in.servicePod(ComponentStorage, i, node, in.Images.Storage, in.StorageArgs(node), env,
 		[]corev1.ContainerPort{
 			{Name: "beemsg-tcp", ContainerPort: p.Storage, HostPort: p.Storage, Protocol: corev1.ProtocolTCP},
 			{Name: "beemsg-udp", ContainerPort: p.Storage, HostPort: p.Storage, Protocol: corev1.ProtocolUDP},
@@ -97,6 +115,11 @@ func (in Instance) servicePod(component string, index int, node, image string, a
 		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: in.BB.Spec.Storage.Path, Type: ptr(corev1.HostPathDirectory),
 		}},
+	}, {
+		Name: "config",
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(in.BB)},
+		}},
 	}}, pod.Spec.Volumes...)
 	c := &pod.Spec.Containers[0]
 	c.Image = image
@@ -105,7 +128,10 @@ func (in Instance) servicePod(component string, index int, node, image string, a
 	c.Args = args
 	c.Env = env
 	c.Ports = ports
-	c.VolumeMounts = append([]corev1.VolumeMount{{Name: "storage", MountPath: nodetask.HostMount}}, c.VolumeMounts...)
+	c.VolumeMounts = append([]corev1.VolumeMount{
+		{Name: "storage", MountPath: nodetask.HostMount},
+		{Name: "config", MountPath: ConfigDir, ReadOnly: true},
+	}, c.VolumeMounts...)
 	// The service's own check: it listens on its port. Registration and target state are
 	// checked through mgmtd by the ready task.
 	c.ReadinessProbe = &corev1.Probe{
@@ -139,7 +165,7 @@ func (in Instance) ClientPod(i int, node string) *corev1.Pod {
 	c.Image = in.Images.Client
 	c.Command = []string{"/bin/sh", "-c", ClientScript}
 	c.Env = []corev1.EnvVar{
-		{Name: "CLIENT_CONF", Value: in.ClientConf()},
+		{Name: "CLIENT_CONF", Value: in.ClientConf(node)},
 		{Name: "MOUNT_POINT", Value: MountPoint(in.BB)},
 	}
 	// The client's UDP port, shifted: declared so that two instances can never share it.

@@ -2,7 +2,9 @@ package beegfs
 
 import (
 	"fmt"
+	"net"
 	"path"
+	"strconv"
 	"strings"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -11,15 +13,86 @@ import (
 // AuthDir is where the auth Secret is mounted in every BeeGFS container.
 const AuthDir = "/etc/beeburst/auth"
 
+// ConfigDir is where the instance's ConfigMap (ConfigMapFor) is mounted in the service pods.
+const ConfigDir = "/etc/beeburst/config"
+
+// LicenseDir is where spec.beegfs.licenseSecret is mounted in the management pod.
+const LicenseDir = "/etc/beeburst/license"
+
+// KeyLicense is the key of spec.beegfs.licenseSecret that holds the licence certificate
+// (mgmtd --license-cert-file; /etc/beegfs/license.pem in a package install).
+const KeyLicense = "license.pem"
+
 // Instance is what every rendered configuration of one burst buffer needs to know.
 type Instance struct {
 	BB        *v1alpha1.BurstBuffer
 	Nodes     []string
 	Shift     int32
 	MgmtdHost string // an address of the management node that the other nodes reach
+	// Addresses are the nodes' addresses other nodes reach them on (NodeAddress: the
+	// InternalIP), by node name: each service and client is restricted to its node's.
+	Addresses map[string]string
 	Images    Images
 	// AgentImage runs the node tasks (module check, directory removal).
 	AgentImage string
+}
+
+func (in Instance) licenseSecret() string {
+	if in.BB.Spec.BeeGFS == nil {
+		return ""
+	}
+	return in.BB.Spec.BeeGFS.LicenseSecret
+}
+
+// InterfaceFilters are the network interfaces a node's BeeGFS service or client may use and
+// advertise, most preferred first, as BeeGFS 8 filters ("[name|*] [address|*] ..."; the C++
+// services' and the client's findNicPosition/NicAddressFilter, mgmtd's --interfaces NicFilter).
+// Unrestricted, every daemon advertises every interface it sees (the pod bridge, container
+// veths), and peers then try addresses they cannot reach; so by default each node is restricted
+// to the address the cluster knows it by (its InternalIP), which is the one the other nodes
+// reach. spec.beegfs.interfaces (names) replaces that. Nil when neither is known.
+func (in Instance) InterfaceFilters(node string) []string {
+	if ifs := in.interfaces(); len(ifs) > 0 {
+		return ifs
+	}
+	if a := in.Addresses[node]; a != "" && net.ParseIP(a) != nil {
+		return []string{"* " + a}
+	}
+	return nil
+}
+
+// InterfacesKey is the ConfigMap key (and file name under ConfigDir) of a node's filters.
+func InterfacesKey(node string) string { return "interfaces." + node }
+
+// MgmtdConfigKey is the ConfigMap key of mgmtd's configuration file.
+const MgmtdConfigKey = "mgmtd.toml"
+
+// MgmtdConfig is mgmtd's configuration file (TOML, the kebab-case keys of its flags;
+// beegfs-rust mgmtd/src/config.rs). Only what cannot be a plain argument lives here: the
+// interface filters contain spaces, and the official images start mgmtd with an unquoted $@
+// (beegfs-containers servers/start.sh), which would split them.
+func (in Instance) MgmtdConfig() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# beegfs-mgmtd configuration of burst buffer %s/%s, rendered by beeburst\n", in.BB.Namespace, in.BB.Name)
+	place := PlacementFor(in.BB, in.Nodes)
+	if f := in.InterfaceFilters(place.Mgmtd); len(f) > 0 {
+		q := make([]string, len(f))
+		for i, s := range f {
+			q[i] = strconv.Quote(s)
+		}
+		fmt.Fprintf(&b, "interfaces = [%s]\n", strings.Join(q, ", "))
+	}
+	return b.String()
+}
+
+// InterfacesFile is a node's connInterfacesFile for the C++ services: one filter per line
+// (common AbstractConfig::initInterfacesList, ICommonConfig::loadStringListFile).
+func (in Instance) InterfacesFile(node string) string {
+	f := in.InterfaceFilters(node)
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.Join(f, "\n") + "\n"
 }
 
 func (in Instance) authOn() bool {
@@ -47,6 +120,7 @@ func (in Instance) ManagementAddress() string {
 func (in Instance) MgmtdArgs() []string {
 	p := in.Ports()
 	args := []string{
+		"--config-file=" + path.Join(ConfigDir, MgmtdConfigKey),
 		"--db-file=" + mgmtdDB(in.BB),
 		"--log-target=stderr",
 		fmt.Sprintf("--beemsg-port=%d", p.Mgmtd),
@@ -62,8 +136,8 @@ func (in Instance) MgmtdArgs() []string {
 		// mgmtd 8 (auth_disable and tls_disable default false).
 		args = append(args, "--auth-disable=true", "--tls-disable=true")
 	}
-	for _, i := range in.interfaces() {
-		args = append(args, "--interface="+i)
+	if in.licenseSecret() != "" {
+		args = append(args, "--license-cert-file="+path.Join(LicenseDir, KeyLicense))
 	}
 	return args
 }
@@ -78,11 +152,11 @@ func (in Instance) MgmtdSetup() string {
 
 func mgmtdDB(bb *v1alpha1.BurstBuffer) string { return path.Join(mgmtdDir(bb), "mgmtd.sqlite") }
 
-// commonArgs are the key=value arguments every C++ service (meta, storage) takes. BeeGFS
-// services read `key=value` arguments as config entries (AbstractConfig; keys from
+// commonArgs are the key=value arguments every C++ service (meta, storage) on node takes.
+// BeeGFS services read `key=value` arguments as config entries (AbstractConfig; keys from
 // common/source/common/app/config/AbstractConfig.cpp: sysMgmtdHost, connPortShift,
-// connAuthFile, connDisableAuthentication; connInterfacesList from meta/storage Config).
-func (in Instance) commonArgs() []string {
+// connAuthFile, connDisableAuthentication; connInterfacesFile from meta/storage Config).
+func (in Instance) commonArgs(node string) []string {
 	args := []string{
 		"sysMgmtdHost=" + in.MgmtdHost,
 		fmt.Sprintf("connPortShift=%d", in.Shift),
@@ -92,8 +166,8 @@ func (in Instance) commonArgs() []string {
 	} else {
 		args = append(args, "connDisableAuthentication=true")
 	}
-	if ifs := in.interfaces(); len(ifs) > 0 {
-		args = append(args, "connInterfacesList="+strings.Join(ifs, ","))
+	if len(in.InterfaceFilters(node)) > 0 {
+		args = append(args, "connInterfacesFile="+path.Join(ConfigDir, InterfacesKey(node)))
 	}
 	return args
 }
@@ -101,8 +175,8 @@ func (in Instance) commonArgs() []string {
 // MetaArgs are beegfs-meta's arguments. storeAllowFirstRunInit=false: the directory is set up
 // by beegfs-setup-meta (MetaSetup), so a missing or foreign directory fails loudly instead of
 // silently becoming a new, empty metadata target.
-func (in Instance) MetaArgs() []string {
-	return append([]string{"storeMetaDirectory=" + metaDir(in.BB), "storeAllowFirstRunInit=false"}, in.commonArgs()...)
+func (in Instance) MetaArgs(node string) []string {
+	return append([]string{"storeMetaDirectory=" + metaDir(in.BB), "storeAllowFirstRunInit=false"}, in.commonArgs(node)...)
 }
 
 // MetaSetup is beegfs_setup_1 of the metadata service on the i-th node. Flags as in the
@@ -113,12 +187,12 @@ func (in Instance) MetaSetup(i int) string {
 }
 
 // StorageArgs are beegfs-storage's arguments on one node (all its targets).
-func (in Instance) StorageArgs() []string {
+func (in Instance) StorageArgs(node string) []string {
 	dirs := make([]string, TargetsPerNode(in.BB))
 	for t := range dirs {
 		dirs[t] = storageDir(in.BB, t)
 	}
-	return append([]string{"storeStorageDirectory=" + strings.Join(dirs, ","), "storeAllowFirstRunInit=false"}, in.commonArgs()...)
+	return append([]string{"storeStorageDirectory=" + strings.Join(dirs, ","), "storeAllowFirstRunInit=false"}, in.commonArgs(node)...)
 }
 
 // StorageSetups are the beegfs_setup_N of the storage service on the i-th node, one per target
@@ -132,10 +206,12 @@ func (in Instance) StorageSetups(i int) []string {
 	return s
 }
 
-// ClientConf is beegfs-client.conf for the kernel client. connPortShift shifts the client's own
-// UDP port and the mgmtd port it contacts, the same way as on the services (the client's
-// Config.c defines connPortShift, connClientPort 8004 and connMgmtdPort 8008).
-func (in Instance) ClientConf() string {
+// ClientConf is beegfs-client.conf for the kernel client on node. connPortShift shifts the
+// client's own UDP port and the mgmtd port it contacts, the same way as on the services (the
+// client's Config.c defines connPortShift, connClientPort 8004 and connMgmtdPort 8008);
+// connInterfacesList takes the same filters as the services (client App.c,
+// NicAddressFilter), comma-separated.
+func (in Instance) ClientConf(node string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# beegfs-client.conf of burst buffer %s/%s, rendered by beeburst\n", in.BB.Namespace, in.BB.Name)
 	fmt.Fprintf(&b, "sysMgmtdHost = %s\n", in.MgmtdHost)
@@ -146,8 +222,8 @@ func (in Instance) ClientConf() string {
 	} else {
 		b.WriteString("connDisableAuthentication = true\n")
 	}
-	if ifs := in.interfaces(); len(ifs) > 0 {
-		fmt.Fprintf(&b, "connInterfacesList = %s\n", strings.Join(ifs, ","))
+	if f := in.InterfaceFilters(node); len(f) > 0 {
+		fmt.Fprintf(&b, "connInterfacesList = %s\n", strings.Join(f, ","))
 	}
 	return b.String()
 }
@@ -224,7 +300,13 @@ unmount() {
 }
 trap unmount TERM INT
 if ! grep -qs " $MOUNT_POINT beegfs " /proc/mounts; then
-  mount -t beegfs beegfs_nodev "$MOUNT_POINT" -ocfgFile="$conf",_netdev
+  if ! out=$(mount -t beegfs beegfs_nodev "$MOUNT_POINT" -ocfgFile="$conf",_netdev 2>&1); then
+    # The kernel client says why in the kernel log (a refused registration, an unreachable
+    # management service): keep its last words for the operator's condition.
+    { echo "mount failed: $out"; dmesg 2>/dev/null | grep -i beegfs | tail -n 5; } | tee /dev/termination-log >&2
+    rmdir "$MOUNT_POINT" 2>/dev/null || true
+    exit 1
+  fi
 fi
 echo "mounted at $MOUNT_POINT"
 while :; do sleep 3600 & wait $!; done

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/beegfs/storagebench"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -133,169 +131,22 @@ $B benchmark cleanup > $out.cleanup 2>&1 & wait $!; c=$?
 `, in.cli(), flags)
 }
 
-// StorageBenchTarget is one storage target's StorageBench figures.
-type StorageBenchTarget struct {
-	// ID is the numeric target ID (StorageTargetID), Node the Kubernetes node it is on.
-	ID   int
-	Node string
-	// Write and Read are bytes per second (the servers report KiB/s).
-	Write, Read int64
-}
-
-// StorageBenchResult is a run's figures: per target, and per node as the sum over its targets
-// (the targets of a node share its storage path and ran at the same time, so the sum is the
-// node's aggregate under all streams, comparable with fio's figure for the node).
-type StorageBenchResult struct {
-	Targets []StorageBenchTarget
-	Nodes   map[string]StorageBenchNode
-	// Notes are what a reader of the figures should know that does not invalidate them.
-	Notes []string
-}
-
-// StorageBenchNode is one node's sum over its targets.
-type StorageBenchNode struct {
-	Write, Read int64
-	Targets     int
-}
-
-var (
-	// A "Benchmark Results by Target" row: type, throughput (raw "<n>kiB/s", or "<x> <IEC>B/s"
-	// without --raw), target ID ("s:<id>", beegfs LegacyId), then alias and node alias.
-	sbRowRe = regexp.MustCompile(`(?i)^(write|read)\s+([0-9]+(?:\.[0-9]+)?)\s*([kmgtpe]i)?B/s\s+s:([0-9]+)\b`)
-	// The "Overall Benchmark Status" counts, under the header of the nine states.
-	sbCountsRe  = regexp.MustCompile(`^[0-9]+( [0-9]+){8}$`)
-	sbSectionRe = regexp.MustCompile(`^== (write|read|cleanup) \(exit ([0-9]+)\) ==$`)
+// The parser of the task's termination message is its own package, with no Kubernetes in
+// it, so that it can be fuzzed cheaply (fuzzing instruments every package it links).
+type (
+	// StorageBenchTarget is one storage target's StorageBench figures.
+	StorageBenchTarget = storagebench.Target
+	// StorageBenchResult is a run's figures per target and per node.
+	StorageBenchResult = storagebench.Result
+	// StorageBenchNode is one node's sum over its targets.
+	StorageBenchNode = storagebench.Node
 )
 
-// terminationMessageLimit is what the kubelet keeps of a termination message.
-const terminationMessageLimit = 4096
-
-// The columns of "Overall Benchmark Status", in the CLI's order (printOverallStatus).
-var sbStates = []string{"uninitialized", "initialized", "error", "running", "stopping", "stopped", "finishing", "finished", "unknown"}
-
-var iecFactor = map[string]float64{"": 1, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30, "ti": 1 << 40, "pi": 1 << 50, "ei": 1 << 60}
-
 // ParseStorageBench reads the StorageBench task's termination message (StorageBenchScript)
-// into per-target and per-node figures. nodes are the burst buffer's nodes in order: target ID
-// StorageTargetID(i, t) is on nodes[i]. Every target of every node must have a write and a
-// read figure above zero, and no storage node may report an error.
+// into per-target and per-node figures (storagebench.Parse). nodes are the burst buffer's
+// nodes in order: target ID StorageTargetID(i, t) is on nodes[i].
 func ParseStorageBench(msg string, nodes []string, targetsPerNode int) (StorageBenchResult, error) {
-	type fig struct{ write, read int64 }
-	figs := map[int]*fig{}
-	section := ""
-	exits := map[string]int{}
-	var problems, notes []string
-	header := false
-	for _, line := range strings.Split(msg, "\n") {
-		line = strings.Join(strings.Fields(strings.ReplaceAll(line, "|", " ")), " ")
-		if line == "" {
-			continue
-		}
-		if m := sbSectionRe.FindStringSubmatch(line); m != nil {
-			section = m[1]
-			exits[section], _ = strconv.Atoi(m[2])
-			continue
-		}
-		if strings.HasPrefix(strings.ToLower(line), "uninitialized ") {
-			header = true
-			continue
-		}
-		if header && sbCountsRe.MatchString(line) {
-			header = false
-			counts := strings.Fields(line)
-			if n, _ := strconv.Atoi(counts[2]); n > 0 {
-				problems = append(problems, fmt.Sprintf("%s: %d storage node(s) report an error", section, n))
-			}
-			for _, i := range []int{3, 4, 6} { // running, stopping, finishing
-				if n, _ := strconv.Atoi(counts[i]); n > 0 {
-					problems = append(problems, fmt.Sprintf("%s: %d storage node(s) still %s", section, n, sbStates[i]))
-				}
-			}
-			continue
-		}
-		header = false
-		m := sbRowRe.FindStringSubmatch(line)
-		if m == nil {
-			// A storage node's status row ("Benchmark Status by Node", printed when any node
-			// failed; the nodes without error say "(no error)") or the CLI's own error.
-			l := strings.ToLower(line)
-			if section != "" && strings.Contains(l, "error") && !strings.Contains(l, "(no error)") && !strings.HasPrefix(l, "node id ") {
-				if section == "cleanup" {
-					notes = append(notes, "cleanup: "+line)
-				} else {
-					problems = append(problems, section+": "+line)
-				}
-			}
-			continue
-		}
-		v, err := strconv.ParseFloat(m[2], 64)
-		if err != nil {
-			return StorageBenchResult{}, fmt.Errorf("StorageBench row %q: %v", line, err)
-		}
-		bps := int64(v * iecFactor[strings.ToLower(m[3])])
-		id, _ := strconv.Atoi(m[4])
-		f := figs[id]
-		if f == nil {
-			f = &fig{}
-			figs[id] = f
-		}
-		if strings.EqualFold(m[1], "write") {
-			f.write = bps
-		} else {
-			f.read = bps
-		}
-	}
-	for _, op := range []string{"write", "read"} {
-		code, ok := exits[op]
-		switch {
-		case !ok:
-			problems = append(problems, fmt.Sprintf("no %s run in the output", op))
-		case code != 0:
-			problems = append(problems, fmt.Sprintf("beegfs benchmark start (%s) exited %d", op, code))
-		}
-	}
-	res := StorageBenchResult{Nodes: map[string]StorageBenchNode{}, Notes: notes}
-	if code, ok := exits["cleanup"]; ok && code != 0 {
-		// The figures stand; the files go with the targets at teardown.
-		res.Notes = append(res.Notes, fmt.Sprintf("beegfs benchmark cleanup exited %d: the benchmark files stay on the targets until teardown", code))
-	}
-	var missing []string
-	for i, node := range nodes {
-		for t := range max(1, targetsPerNode) {
-			id := StorageTargetID(i, t)
-			f := figs[id]
-			delete(figs, id)
-			if f == nil || f.write <= 0 || f.read <= 0 {
-				missing = append(missing, fmt.Sprintf("%d (%s)", id, node))
-				continue
-			}
-			res.Targets = append(res.Targets, StorageBenchTarget{ID: id, Node: node, Write: f.write, Read: f.read})
-			n := res.Nodes[node]
-			n.Write += f.write
-			n.Read += f.read
-			n.Targets++
-			res.Nodes[node] = n
-		}
-	}
-	if len(missing) > 0 {
-		p := "no write and read figure for target(s) " + limitList(missing, 8)
-		if len(msg) >= terminationMessageLimit-100 {
-			p += fmt.Sprintf(" (the output filled the %d-byte termination message: too many targets for one report)", terminationMessageLimit)
-		}
-		problems = append(problems, p)
-	}
-	if len(figs) > 0 {
-		var ids []int
-		for id := range figs {
-			ids = append(ids, id)
-		}
-		sort.Ints(ids)
-		problems = append(problems, fmt.Sprintf("figures for target(s) this burst buffer does not have: %v", ids))
-	}
-	if len(problems) > 0 {
-		return res, fmt.Errorf("StorageBench: %s", strings.Join(problems, "; "))
-	}
-	return res, nil
+	return storagebench.Parse(msg, nodes, targetsPerNode, StorageTargetID)
 }
 
 // StorageBenchOutcome is where the StorageBench task of a burst buffer is.

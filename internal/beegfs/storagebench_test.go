@@ -266,6 +266,13 @@ func TestParseStorageBench(t *testing.T) {
 		{"still running", strings.Replace(ok, counts, "0 0 0 1 0 0 0 1 0", 1), "1 storage node(s) still running", 2},
 		{"cut at the kubelet's 4 KiB", ok[:len(ok)-150], "target(s) 2 (a); 17 (b); 18 (b)", 2},
 		{"unreadable number", strings.Replace(ok, "1524113kiB/s", "1.2.3kiB/s", 1), "target(s) 1 (a)", 2},
+		// Absurd or garbled figures are refused, never converted or summed into a wrap-around.
+		{"absurd throughput", strings.Replace(ok, "1524113kiB/s", "99999999999999999999kiB/s", 1),
+			`a target's throughput of 1.024e+23 bytes/s is more than 1 TB/s`, 2},
+		{"target ID beyond 16 bits", strings.Replace(ok, "s:18", "s:99999999999999999999", 1), `target ID "99999999999999999999" is not a BeeGFS target ID`, 2},
+		{"a target twice in one run", strings.Replace(ok, "s:18", "s:17", 1), "a second write figure for target 17 in one run", 2},
+		{"error count too long", strings.Replace(ok, counts, "0 0 99999999999999999999 0 0 0 0 2 0", 1), `the error count "99999999999999999999" cannot be read`, 2},
+		{"exit code too long", strings.Replace(ok, "== read (exit 0) ==", "== read (exit 99999999999999999999) ==", 1), "(read) exited -1", 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseStorageBench(c.msg, nodes, c.targets)

@@ -213,6 +213,10 @@ func ParseFio(out []byte) (*Parsed, error) {
 			return nil, perr(ToolFio, "job %q: %v", j.JobName, err)
 		}
 		procs := fioProcesses(o.GlobalOptions, j.JobOptions, sameName[nameKey(j)])
+		if procs > maxProcesses {
+			// Also keeps the sums of processes below from overflowing.
+			return nil, perr(ToolFio, "job %q: numjobs %d is more than %d processes", j.JobName, procs, maxProcesses)
+		}
 		host := ""
 		if clientMode {
 			host = j.Hostname
@@ -234,6 +238,9 @@ func ParseFio(out []byte) (*Parsed, error) {
 				}
 				if d.Runtime <= 0 {
 					return nil, perr(ToolFio, "job %q: %s moved data in zero runtime", j.JobName, dn)
+				}
+				if d.IOBytes < 0 || d.TotalIOs < 0 {
+					return nil, perr(ToolFio, "job %q: %s has negative totals (io_bytes %g, total_ios %g)", j.JobName, dn, d.IOBytes, d.TotalIOs)
 				}
 				key := fmt.Sprintf("%d/%s/%s", j.GroupID, dn, do.op)
 				a := aggs[key]
@@ -288,21 +295,35 @@ func ParseFio(out []byte) (*Parsed, error) {
 			if !d.active() || d.Runtime <= 0 {
 				return nil, perr(ToolFio, "%q has no %s figures although its clients do", fioAllClients, dn)
 			}
-			r := fioResult(a.op, a.mixed, d.IOBytes, d.TotalIOs, d.Runtime)
+			r, err := fioResult(a.op, a.mixed, d.IOBytes, d.TotalIOs, d.Runtime)
+			if err != nil {
+				return nil, err
+			}
 			r.Processes, r.Nodes, r.BlockSize = a.processes, len(a.perClient), a.blockSize
-			r.MinBytesPerProcess = int64(a.minBytes)
-			r.Clients = fioClients(a)
+			if r.MinBytesPerProcess, err = count(ToolFio, "bytes per process", a.minBytes); err != nil {
+				return nil, err
+			}
+			if r.Clients, err = fioClients(a); err != nil {
+				return nil, err
+			}
 			p.Results = append(p.Results, r)
 		}
 	} else {
 		for _, k := range keys {
 			a := aggs[k]
-			r := fioResult(a.op, a.mixed, a.bytes, a.ios, a.runtimeMS)
+			r, err := fioResult(a.op, a.mixed, a.bytes, a.ios, a.runtimeMS)
+			if err != nil {
+				return nil, err
+			}
 			r.Processes, r.BlockSize = a.processes, a.blockSize
-			r.MinBytesPerProcess = int64(a.minBytes)
+			if r.MinBytesPerProcess, err = count(ToolFio, "bytes per process", a.minBytes); err != nil {
+				return nil, err
+			}
 			if clientMode {
 				r.Nodes = len(a.perClient)
-				r.Clients = fioClients(a)
+				if r.Clients, err = fioClients(a); err != nil {
+					return nil, err
+				}
 			}
 			if len(keys) > 1 && countGroups(aggs) > 1 {
 				r.Label = fmt.Sprintf("group %d", a.group)
@@ -310,10 +331,7 @@ func ParseFio(out []byte) (*Parsed, error) {
 			p.Results = append(p.Results, r)
 		}
 	}
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p.finish()
 }
 
 func countGroups(aggs map[string]*fioAgg) int {
@@ -324,9 +342,21 @@ func countGroups(aggs map[string]*fioAgg) int {
 	return len(g)
 }
 
-func fioResult(op Operation, mixed bool, bytes, ios, runtimeMS float64) Result {
+func fioResult(op Operation, mixed bool, bytes, ios, runtimeMS float64) (Result, error) {
 	sec := runtimeMS / 1000
-	r := Result{Operation: op, Mixed: mixed, RuntimeSeconds: sec, Ops: int64(ios)}
+	r := Result{Operation: op, Mixed: mixed, RuntimeSeconds: sec}
+	// The bounds first: a garbled total is best reported as the rate it makes.
+	bps := bytes / sec
+	if op == OpCreate || op == OpStat || op == OpDelete {
+		bps = 0
+	}
+	if err := checkBounds(bps, 0, ios/sec, sec); err != nil {
+		return r, perr(ToolFio, "%s: %v", op, err)
+	}
+	var err error
+	if r.Ops, err = count(ToolFio, "total_ios", ios); err != nil {
+		return r, err
+	}
 	if ios > 0 {
 		r.OpsPerSecond = ios / sec
 	}
@@ -334,21 +364,26 @@ func fioResult(op Operation, mixed bool, bytes, ios, runtimeMS float64) Result {
 	case OpCreate, OpStat, OpDelete:
 		// Metadata engines account the nominal file size as I/O; no data moves.
 	default:
-		r.Bytes = int64(bytes)
+		if r.Bytes, err = count(ToolFio, "io_bytes", bytes); err != nil {
+			return r, err
+		}
 		r.BytesPerSecond = bytes / sec
 	}
-	return r
+	return r, nil
 }
 
-func fioClients(a *fioAgg) []ClientResult {
+func fioClients(a *fioAgg) ([]ClientResult, error) {
 	var cs []ClientResult
 	for _, h := range a.clientKeys {
 		c := a.perClient[h]
-		r := fioResult(a.op, a.mixed, c.bytes, c.ios, c.runtimeMS)
+		r, err := fioResult(a.op, a.mixed, c.bytes, c.ios, c.runtimeMS)
+		if err != nil {
+			return nil, err
+		}
 		cs = append(cs, ClientResult{Host: h, BytesPerSecond: r.BytesPerSecond, OpsPerSecond: r.OpsPerSecond,
 			Processes: c.processes, RuntimeSeconds: r.RuntimeSeconds})
 	}
-	return cs
+	return cs, nil
 }
 
 // ParseSize parses a size the way fio and the agent's flags write it: a number with an

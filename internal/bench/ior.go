@@ -100,8 +100,5 @@ func ParseIOR(out []byte) (*Parsed, error) {
 		}
 		p.Results = append(p.Results, r)
 	}
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p.finish()
 }

@@ -54,19 +54,23 @@ func ParseIperf3(out []byte) (*Parsed, error) {
 	if !finitePositive(s.BitsPerSecond) || !finitePositive(s.Seconds) || !finitePositive(s.Bytes) {
 		return nil, perr(ToolIperf3, "end.sum_received has no data (bytes %v in %v s)", s.Bytes, s.Seconds)
 	}
+	if err := checkBounds(s.BitsPerSecond/8, 0, 0, s.Seconds); err != nil {
+		return nil, perr(ToolIperf3, "end.sum_received: %v", err)
+	}
+	bytes, err := count(ToolIperf3, "end.sum_received.bytes", s.Bytes)
+	if err != nil {
+		return nil, err
+	}
 	r := Result{
 		Operation:      OpTransfer,
 		BytesPerSecond: s.BitsPerSecond / 8,
 		RuntimeSeconds: s.Seconds,
-		Bytes:          int64(s.Bytes),
+		Bytes:          bytes,
 		Processes:      o.Start.TestStart.NumStreams,
 	}
 	if o.End.SumSent != nil {
 		r.Retransmits = o.End.SumSent.Retransmits
 	}
 	p := &Parsed{Tool: ToolIperf3, Version: o.Start.Version, Results: []Result{r}}
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p.finish()
 }

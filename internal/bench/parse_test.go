@@ -66,6 +66,22 @@ func TestParseRealOutputs(t *testing.T) {
 			{op: OpReadFile, ops: 215128.368, procs: 4, nodes: 1, runtime: 0.037},
 			{op: OpDelete, ops: 95771.571, procs: 4, nodes: 1, runtime: 0.084},
 		}},
+		// Four phased runs (-C, -T, -E, -r): each figure from the run that ran the phase, the
+		// zeros of the others ignored.
+		{"mdtest", "mdtest-phased.stdout", []want{
+			{op: OpCreate, ops: 33597.722, procs: 4, nodes: 1, runtime: 6.118},
+			{op: OpStat, ops: 109687.517, procs: 4, nodes: 1, runtime: 1.874},
+			{op: OpReadFile, ops: 69274.748, procs: 4, nodes: 1, runtime: 2.967},
+			{op: OpDelete, ops: 46694.665, procs: 4, nodes: 1, runtime: 4.402},
+		}},
+		// The per-rank CSV of the mdtest-easy run: its "all" row, tasks from the rank rows
+		// (the CSV does not say the nodes).
+		{"mdtest", "mdtest-easy-rank.csv", []want{
+			{op: OpCreate, ops: 15624.881, procs: 4, runtime: 5.1200389942e-01},
+			{op: OpStat, ops: 374132.328, procs: 4, runtime: 2.1382808705e-02},
+			{op: OpReadFile, ops: 215128.368, procs: 4, runtime: 3.7187099379e-02},
+			{op: OpDelete, ops: 95771.571, procs: 4, runtime: 8.3532095344e-02},
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -170,6 +186,21 @@ func TestParseErrors(t *testing.T) {
 		{"mdtest cut in table", "mdtest", trunc("mdtest-easy.stdout", 0.6), "cannot be read"},
 		{"mdtest cut early", "mdtest", trunc("mdtest-easy.stdout", 0.35), "SUMMARY rate"},
 		{"mdtest no table", "mdtest", []byte("mdtest: cannot create directory\n"), "SUMMARY rate"},
+		// Absurd magnitudes: refused with the bound, never clamped.
+		{"iperf3 1e29 TB/s", "iperf3", []byte(`{"start": {"test_start": {"protocol": "TCP", "num_streams": 1}},
+		  "end": {"sum_received": {"seconds": 10, "bytes": 1e42, "bits_per_second": 8e41}}}`),
+			"end.sum_received: bandwidth 1e+41 bytes/s is more than 100 PB/s (1e+17 bytes/s)"},
+		{"iperf3 negative streams", "iperf3", []byte(`{"start": {"test_start": {"protocol": "TCP", "num_streams": -4}},
+		  "end": {"sum_received": {"seconds": 10, "bytes": 1e10, "bits_per_second": 8e9}}}`), "processes -4 is not from 0"},
+		{"iperf3 bytes beyond int64", "iperf3", []byte(`{"start": {"test_start": {"protocol": "TCP", "num_streams": 1}},
+		  "end": {"sum_received": {"seconds": 1e7, "bytes": 1e20, "bits_per_second": 8e13}}}`), "bytes 1e+20 is not a count"},
+		{"fio absurd bytes", "fio", []byte(`{"jobs": [{"jobname": "x", "job options": {"rw": "write"}, "write": {"io_bytes": 1e30, "total_ios": 1, "runtime": 1000}}]}`),
+			"write: bandwidth 1e+30 bytes/s is more than 100 PB/s"},
+		{"fio absurd runtime", "fio", []byte(`{"jobs": [{"jobname": "x", "job options": {"rw": "write"}, "write": {"io_bytes": 1e6, "total_ios": 1, "runtime": 1e300}}]}`),
+			"runtime 1e+297 s is more than a year"},
+		{"fio absurd numjobs", "fio", []byte(`{"jobs": [{"jobname": "x", "job options": {"rw": "write", "numjobs": "4611686018427387904"}, "write": {"io_bytes": 1e6, "total_ios": 1, "runtime": 1000}}]}`),
+			"numjobs 4611686018427387904 is more than"},
+		{"ior 1e300 MiB/s", "ior", []byte(`{"summary": [{"operation": "write", "numTasks": 1, "bwMeanMIB": 1e300}]}`), "write: bandwidth 1.048576e+306 bytes/s is more than 100 PB/s"},
 		{"mdtest garbled row", "mdtest", []byte("SUMMARY rate: (of 1 iterations)\n   File creation   12.0 abc 11.0 0.0\n-- finished at x --\n"), "not a number"},
 	}
 	for _, c := range cases {

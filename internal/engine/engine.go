@@ -4,6 +4,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
@@ -24,6 +25,9 @@ type Result struct {
 	Mount *v1alpha1.MountStatus
 	// FailedNodes names nodes whose part failed, for messages and events.
 	FailedNodes []string
+	// RequeueAfter asks for another visit after this long when no watched object will bring
+	// one (e.g. waiting for a user's Secret, which the operator does not cache). Zero: none.
+	RequeueAfter time.Duration
 }
 
 // Engine provisions and tears down one kind of file system. Both calls are idempotent and

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // SweepCSVHeader is the header of a sweep file; columns may come in any order.
@@ -62,6 +63,10 @@ func ParseMonitoringCSV(r io.Reader) ([]NodeFigure, error) {
 		nf.Node = strings.TrimSpace(f["node"])
 		if nf.Node == "" {
 			return fmt.Errorf("line %d: node: empty", line)
+		}
+		// Node names end up in messages and terminals: no control characters.
+		if i := strings.IndexFunc(nf.Node, unicode.IsControl); i >= 0 {
+			return fmt.Errorf("line %d: node: %q has a control character", line, nf.Node)
 		}
 		var err error
 		if nf.Operation, err = ParseOperation(f["operation"]); err != nil {
@@ -174,6 +179,9 @@ func parseBandwidth(s string) (float64, error) {
 	}
 	if !finiteNonNegative(v) {
 		return 0, fmt.Errorf("must be a finite, non-negative number, not %s", s)
+	}
+	if err := CheckBytesPerSecond(v, MaxBytesPerSecond); err != nil {
+		return 0, err
 	}
 	return v, nil
 }

@@ -91,8 +91,8 @@ func (l Link) DataBytesPerSecond() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !positive(l.RateBitsPerSecond) {
-		return 0, fmt.Errorf("link rate must be a positive number of bits per second, not %g", l.RateBitsPerSecond)
+	if err := CheckLinkBitsPerSecond(l.RateBitsPerSecond); err != nil {
+		return 0, err
 	}
 	return l.RateBitsPerSecond * eff / 8, nil
 }
@@ -205,38 +205,88 @@ func (h Hardware) Validate() error {
 	if needLinks && !h.Clients.Link.Known() {
 		errs = append(errs, errors.New("clients.link: the client nodes' link is needed (it is a term of the limit)"))
 	}
-	if h.Clients.Link.Known() && !positive(h.Clients.Link.v) {
-		errs = append(errs, fmt.Errorf("clients.link must be a positive data rate, not %g", h.Clients.Link.v))
+	if h.Clients.Link.Known() {
+		if err := checkLinkData(h.Clients.Link.v); err != nil {
+			errs = append(errs, fmt.Errorf("clients.link: %w", err))
+		} else if err := checkSum("clients: the client links", float64(h.Clients.Nodes)*h.Clients.Link.v); err != nil && !h.Local {
+			errs = append(errs, err)
+		}
 	}
+	var linkSum, writeSum, readSum float64
 	for i, s := range h.Servers {
 		name := serverName(s, i)
 		if needLinks && !s.Link.Known() {
 			errs = append(errs, fmt.Errorf("%s: the node's link is needed (it is a term of the limit)", name))
 		}
-		if s.Link.Known() && !positive(s.Link.v) {
-			errs = append(errs, fmt.Errorf("%s: link must be a positive data rate, not %g", name, s.Link.v))
+		if s.Link.Known() {
+			if err := checkLinkData(s.Link.v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: link: %w", name, err))
+			}
+			linkSum += s.Link.v
 		}
-		if s.Devices < 1 {
-			errs = append(errs, fmt.Errorf("%s: devices per node must be at least 1, not %d", name, s.Devices))
+		if s.Devices < 1 || s.Devices > MaxDevicesPerNode {
+			errs = append(errs, fmt.Errorf("%s: devices per node must be from 1 to %d, not %d", name, MaxDevicesPerNode, s.Devices))
 		}
-		if s.DeviceWrite.Known() && !positive(s.DeviceWrite.v) {
-			errs = append(errs, fmt.Errorf("%s: device write bandwidth must be positive, not %g", name, s.DeviceWrite.v))
-		}
-		if s.DeviceRead.Known() && !positive(s.DeviceRead.v) {
-			errs = append(errs, fmt.Errorf("%s: device read bandwidth must be positive, not %g", name, s.DeviceRead.v))
+		for _, d := range []struct {
+			op  Operation
+			f   Figure
+			sum *float64
+		}{{Write, s.DeviceWrite, &writeSum}, {Read, s.DeviceRead, &readSum}} {
+			if !d.f.Known() {
+				continue
+			}
+			if !positive(d.f.v) {
+				errs = append(errs, fmt.Errorf("%s: device %s bandwidth must be positive, not %g", name, d.op, d.f.v))
+			} else if err := CheckBytesPerSecond(d.f.v, MaxDeviceBytesPerSecond); err != nil {
+				errs = append(errs, fmt.Errorf("%s: device %s bandwidth: %w", name, d.op, err))
+			}
+			*d.sum += float64(s.Devices) * d.f.v
 		}
 		if len(errs) > 8 {
 			errs = append(errs, errors.New("(more errors left out)"))
 			break
 		}
 	}
-	if h.Fabric.Bisection.Known() && !positive(h.Fabric.Bisection.v) {
-		errs = append(errs, fmt.Errorf("fabric.bisection must be positive, not %g", h.Fabric.Bisection.v))
+	// The terms are sums over nodes: each must stay a figure too (published as whole bytes
+	// per second), not only its parts.
+	for _, err := range []error{checkSum("servers: the server links", linkSum), checkSum("devices: the write bandwidths", writeSum),
+		checkSum("devices: the read bandwidths", readSum)} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if h.Fabric.Bisection.Known() {
+		if !positive(h.Fabric.Bisection.v) {
+			errs = append(errs, fmt.Errorf("fabric.bisection must be positive, not %g", h.Fabric.Bisection.v))
+		} else if err := CheckBytesPerSecond(h.Fabric.Bisection.v, MaxBytesPerSecond); err != nil {
+			errs = append(errs, fmt.Errorf("fabric.bisection: %w", err))
+		}
 	}
 	if !finiteNonNegative(h.Fabric.ServiceTrafficBytesPerSecond) {
 		errs = append(errs, fmt.Errorf("fabric.serviceTraffic must not be negative, not %g", h.Fabric.ServiceTrafficBytesPerSecond))
+	} else if err := CheckBytesPerSecond(h.Fabric.ServiceTrafficBytesPerSecond, MaxBytesPerSecond); err != nil {
+		errs = append(errs, fmt.Errorf("fabric.serviceTraffic: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// checkLinkData checks a link's data rate in bytes per second (after encoding) against
+// MaxLinkBitsPerSecond.
+func checkLinkData(v float64) error {
+	if !positive(v) {
+		return fmt.Errorf("must be a positive data rate, not %g", v)
+	}
+	return CheckBytesPerSecond(v, MaxLinkBitsPerSecond/8)
+}
+
+// checkSum checks a term that adds figures over nodes against MaxBytesPerSecond; nil when it
+// is within.
+func checkSum(what string, v float64) error {
+	if v <= MaxBytesPerSecond {
+		return nil
+	}
+	return fmt.Errorf("%s add up to %g bytes/s, more than %s: more than any real system moves, so a figure or a node count is wrong",
+		what, v, FormatBytesPerSecond(MaxBytesPerSecond))
 }
 
 func serverName(s ServerNode, i int) string {
@@ -315,21 +365,26 @@ func (u Uniform) Expand() (Hardware, error) {
 	if u.BisectionBitsPerSecond != nil {
 		if !positive(*u.BisectionBitsPerSecond) {
 			errs = append(errs, fmt.Errorf("fabric.bisectionBitsPerSecond must be positive, not %g", *u.BisectionBitsPerSecond))
+		} else if err := CheckBytesPerSecond(*u.BisectionBitsPerSecond/8, MaxBytesPerSecond); err != nil {
+			errs = append(errs, fmt.Errorf("fabric.bisectionBitsPerSecond: as a data rate, %w", err))
 		}
 		h.Fabric.Bisection = Bytes(*u.BisectionBitsPerSecond / 8)
 	}
 	if !finiteNonNegative(u.ServiceTrafficBitsPerSecond) {
 		errs = append(errs, fmt.Errorf("fabric.serviceTrafficBitsPerSecond must not be negative, not %g", u.ServiceTrafficBitsPerSecond))
+	} else if err := CheckBytesPerSecond(u.ServiceTrafficBitsPerSecond/8, MaxBytesPerSecond); err != nil {
+		errs = append(errs, fmt.Errorf("fabric.serviceTrafficBitsPerSecond: as a data rate, %w", err))
 	}
 	h.Fabric.ServiceTrafficBytesPerSecond = u.ServiceTrafficBitsPerSecond / 8
 	devices := u.DevicesPerNode
 	if devices == 0 {
 		devices = 1
 	}
-	if devices < 0 {
-		errs = append(errs, fmt.Errorf("devices.perNode must be at least 1, not %d", devices))
+	if devices < 0 || devices > MaxDevicesPerNode {
+		errs = append(errs, fmt.Errorf("devices.perNode must be from 1 to %d, not %d", MaxDevicesPerNode, devices))
 	}
 	var dw, dr Figure
+	// Device figures are checked, bounds included, by Validate.
 	if u.DeviceWriteBytesPerSecond != nil {
 		dw = Bytes(*u.DeviceWriteBytesPerSecond)
 	}

@@ -349,6 +349,17 @@ func TestComputeInvalid(t *testing.T) {
 			ServiceTrafficBitsPerSecond: -1}, "serviceTraffic"},
 		{"service traffic eats the fabric", Uniform{ClientNodes: 1, ProcessesPerNode: 1, ClientLink: l, ServerNodes: 1, ServerLink: l,
 			ServiceTrafficBitsPerSecond: 100e9}, "leaves nothing"},
+		// Absurd magnitudes are refused with the bound, not clamped into a limit.
+		{"1e29 TB/s link", Uniform{ClientNodes: 1, ProcessesPerNode: 1, ClientLink: &Link{8e41, EncodingNone}, ServerNodes: 1, ServerLink: l},
+			"link rate 8e+41 bit/s is more than 100 Tbit/s"},
+		{"1e300 device", Uniform{ClientNodes: 1, ProcessesPerNode: 1, ClientLink: l, ServerNodes: 1, ServerLink: l,
+			DeviceReadBytesPerSecond: ptr(1e300)}, "device read bandwidth: 1e+300 bytes/s is more than 1 TB/s"},
+		{"device sum", Uniform{ClientNodes: 1, ProcessesPerNode: 1, ClientLink: l, ServerNodes: MaxNodes, ServerLink: l,
+			DevicesPerNode: MaxDevicesPerNode, DeviceWriteBytesPerSecond: ptr(1e12), Local: true}, "devices: the write bandwidths add up to"},
+		{"device count", Uniform{ClientNodes: 1, ProcessesPerNode: 1, ClientLink: l, ServerNodes: 1, ServerLink: l,
+			DevicesPerNode: 1 << 30}, "devices.perNode must be from 1 to 4096"},
+		{"huge bisection", Uniform{ClientNodes: 1, ProcessesPerNode: 1, ClientLink: l, ServerNodes: 1, ServerLink: l,
+			BisectionBitsPerSecond: ptr(1e30)}, "fabric.bisectionBitsPerSecond: as a data rate, 1.25e+29 bytes/s is more than 100 PB/s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, err := tc.u.Expand()

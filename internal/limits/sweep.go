@@ -53,6 +53,9 @@ func (p Point) validate() error {
 	case !finiteNonNegative(p.BytesPerSecond):
 		return fmt.Errorf("bytesPerSecond must be a non-negative number, not %g", p.BytesPerSecond)
 	}
+	if err := CheckBytesPerSecond(p.BytesPerSecond, MaxBytesPerSecond); err != nil {
+		return fmt.Errorf("bytesPerSecond: %w", err)
+	}
 	return nil
 }
 
@@ -336,6 +339,9 @@ func FindStragglers(figs []NodeFigure, share float64) (Stragglers, error) {
 		}
 		if !f.BytesPerSecond.Known() || !finiteNonNegative(f.BytesPerSecond.v) {
 			return out, fmt.Errorf("node figure %d: bytesPerSecond must be a non-negative number", i+1)
+		}
+		if err := CheckBytesPerSecond(f.BytesPerSecond.v, MaxBytesPerSecond); err != nil {
+			return out, fmt.Errorf("node figure %d: bytesPerSecond: %w", i+1, err)
 		}
 		key := string(f.Operation) + "\x00" + f.Node
 		if seen[key] {

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,6 +35,8 @@ type Snapshot struct {
 
 // ParseNetDev parses /proc/net/dev: two header lines, then "name: rx_bytes rx_packets ...
 // (8 receive fields) tx_bytes ...". The name and the first number may touch ("eth0:123").
+// Interface names cannot hold ':', '/' or white space (the kernel's dev_valid_name), so the
+// first colon ends the name.
 func ParseNetDev(text []byte) (map[string]Counters, error) {
 	m := map[string]Counters{}
 	sc := bufio.NewScanner(bytes.NewReader(text))
@@ -52,16 +55,26 @@ func ParseNetDev(text []byte) (map[string]Counters, error) {
 			continue // header
 		}
 		name := strings.TrimSpace(l[:colon])
+		if name == "" || strings.ContainsAny(name, "/ \t") {
+			return nil, fmt.Errorf("/proc/net/dev line %d: %q is not an interface name", line, name)
+		}
 		f := strings.Fields(l[colon+1:])
-		if name == "" || len(f) < 9 {
-			return nil, fmt.Errorf("/proc/net/dev line %d: want 16 counters, got %d: %q", line, len(f), l)
+		if len(f) < 9 {
+			return nil, fmt.Errorf("/proc/net/dev line %d: want 16 counters (at least 9), got %d: %q", line, len(f), l)
 		}
 		rx, err1 := strconv.ParseUint(f[0], 10, 64)
 		tx, err2 := strconv.ParseUint(f[8], 10, 64)
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("/proc/net/dev line %d: bad counters: %q", line, l)
 		}
+		if _, dup := m[name]; dup {
+			return nil, fmt.Errorf("/proc/net/dev line %d: interface %q twice", line, name)
+		}
 		m[name] = Counters{In: rx, Out: tx}
+	}
+	if err := sc.Err(); err != nil {
+		// A line longer than the scanner's buffer: whatever it is, it is not /proc/net/dev.
+		return nil, fmt.Errorf("/proc/net/dev line %d: %w", line+1, err)
 	}
 	if len(m) == 0 {
 		return nil, fmt.Errorf("/proc/net/dev: no interfaces")
@@ -88,12 +101,28 @@ func ParseDiskstats(text []byte) (map[string]Counters, error) {
 		if len(f) < 14 {
 			return nil, fmt.Errorf("/proc/diskstats line %d: want at least 14 fields, got %d", line, len(f))
 		}
+		_, err1 := strconv.ParseUint(f[0], 10, 32)
+		_, err2 := strconv.ParseUint(f[1], 10, 32)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("/proc/diskstats line %d: %q %q is not a device number", line, f[0], f[1])
+		}
 		rd, err1 := strconv.ParseUint(f[5], 10, 64)
 		wr, err2 := strconv.ParseUint(f[9], 10, 64)
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("/proc/diskstats line %d: bad counters", line)
 		}
+		// In bytes the counters must still fit 64 bits: 2^55 sectors is 16 EiB, which no
+		// device has moved; a larger count is garbage and would wrap around silently.
+		if rd > math.MaxUint64/sectorSize || wr > math.MaxUint64/sectorSize {
+			return nil, fmt.Errorf("/proc/diskstats line %d: %s: sector counts %d, %d are beyond 16 EiB", line, f[2], rd, wr)
+		}
+		if _, dup := m[f[2]]; dup {
+			return nil, fmt.Errorf("/proc/diskstats line %d: device %q twice", line, f[2])
+		}
 		m[f[2]] = Counters{In: rd * sectorSize, Out: wr * sectorSize}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("/proc/diskstats line %d: %w", line+1, err)
 	}
 	return m, nil
 }

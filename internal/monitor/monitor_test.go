@@ -93,7 +93,26 @@ func TestParseErrors(t *testing.T) {
 	if m, err := ParseNetDev([]byte("h1|\nh2|\neth0:123 1 0 0 0 0 0 0 456 1 0 0 0 0 0 0\n")); err != nil || m["eth0"].In != 123 || m["eth0"].Out != 456 {
 		t.Errorf("name touching counter: %v %v", m, err)
 	}
+	const row = ": 1 0 0 0 0 0 0 0 2 0 0 0 0 0 0 0\n"
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"interface twice", second(ParseNetDev([]byte("h1|\nh2|\neth0" + row + "eth0" + row))), `interface "eth0" twice`},
+		{"name with a space", second(ParseNetDev([]byte("h1|\nh2|\net h0" + row))), `"et h0" is not an interface name`},
+		{"overlong line", second(ParseNetDev([]byte("h1|\nh2|\neth0" + row + strings.Repeat("9", 70000) + "\n"))), "line 4: bufio.Scanner: token too long"},
+		{"sectors beyond 16 EiB", second(ParseDiskstats([]byte("8 0 sda 1 2 36028797018963968 4 5 6 7 8 9 10 11\n"))), "sda: sector counts 36028797018963968, 7 are beyond 16 EiB"},
+		{"device twice", second(ParseDiskstats([]byte("8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n"))), `device "sda" twice`},
+		{"not a device number", second(ParseDiskstats([]byte("x 0 sda 1 2 3 4 5 6 7 8 9 10 11\n"))), "is not a device number"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, c.err, c.want)
+		}
+	}
 }
+
+func second(_ map[string]Counters, err error) error { return err }
 
 func TestSamplerOnThisNode(t *testing.T) {
 	s := &Sampler{ProcRoot: "/proc", Interval: 20 * time.Millisecond, KeepIntervals: true}

@@ -187,6 +187,11 @@ func Spec(bb *v1alpha1.BurstBuffer) field.ErrorList {
 	}
 
 	if g := bb.Spec.BeeGFS; g != nil {
+		if ls := g.LicenseSecret; ls != "" {
+			for _, msg := range validation.IsDNS1123Subdomain(ls) {
+				errs = append(errs, field.Invalid(spec.Child("beegfs", "licenseSecret"), ls, msg))
+			}
+		}
 		for i, name := range g.Interfaces {
 			if err := Interface(name); err != nil {
 				errs = append(errs, field.Invalid(spec.Child("beegfs", "interfaces").Index(i), name, err.Error()))

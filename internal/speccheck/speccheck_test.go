@@ -136,6 +136,7 @@ func TestSpec(t *testing.T) {
 		{"s3 region", func(b *v1alpha1.BurstBuffer) { b.Spec.StageIn[1].S3.Region = "eu central" }, "spec.stageIn[1].s3.region"},
 		{"secret name", func(b *v1alpha1.BurstBuffer) { b.Spec.StageIn[1].S3.CredentialsSecret = "Keys" }, "spec.stageIn[1].s3.credentialsSecret"},
 		{"interface injecting a config line", func(b *v1alpha1.BurstBuffer) { b.Spec.BeeGFS.Interfaces[1] = "eth0\nconnAuthFile=/dev/null" }, "spec.beegfs.interfaces[1]"},
+		{"licence Secret name", func(b *v1alpha1.BurstBuffer) { b.Spec.BeeGFS.LicenseSecret = "../lic" }, "spec.beegfs.licenseSecret"},
 		{"image with a shell", func(b *v1alpha1.BurstBuffer) { b.Spec.BeeGFS.Images.Storage = "x; rm -rf /" }, "spec.beegfs.images.storage"},
 	} {
 		b := good()

@@ -9,7 +9,13 @@ unmount() {
 }
 trap unmount TERM INT
 if ! grep -qs " $MOUNT_POINT beegfs " /proc/mounts; then
-  mount -t beegfs beegfs_nodev "$MOUNT_POINT" -ocfgFile="$conf",_netdev
+  if ! out=$(mount -t beegfs beegfs_nodev "$MOUNT_POINT" -ocfgFile="$conf",_netdev 2>&1); then
+    # The kernel client says why in the kernel log (a refused registration, an unreachable
+    # management service): keep its last words for the operator's condition.
+    { echo "mount failed: $out"; dmesg 2>/dev/null | grep -i beegfs | tail -n 5; } | tee /dev/termination-log >&2
+    rmdir "$MOUNT_POINT" 2>/dev/null || true
+    exit 1
+  fi
 fi
 echo "mounted at $MOUNT_POINT"
 while :; do sleep 3600 & wait $!; done
