@@ -29,6 +29,7 @@ import (
 	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/engine/local"
+	"github.com/beeburst/beeburst/internal/speccheck"
 	"github.com/beeburst/beeburst/internal/workload"
 )
 
@@ -54,6 +55,9 @@ type BurstBufferReconciler struct {
 	// APIReader reads past the cache: whether a user's Secret (an object store's credentials)
 	// exists. Set to the manager's by SetupWithManager when nil.
 	APIReader client.Reader
+	// StorageRoots are the directories below which spec.storage.path may lie (the manager's
+	// --allowed-storage-roots). Nil: speccheck.DefaultRoots; empty: none.
+	StorageRoots speccheck.Roots
 }
 
 // scope is what the phases of one visit share.
@@ -81,6 +85,9 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	bb := &v1alpha1.BurstBuffer{}
 	if err := r.Get(ctx, req.NamespacedName, bb); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if bb.Undecodable() != "" {
+		return ctrl.Result{}, r.refuseUndecodable(ctx, bb)
 	}
 
 	// The finalizer goes on before the first side effect on a node.
@@ -119,6 +126,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	phases := []func(context.Context, *scope) (ctrl.Result, bool, error){
+		r.reconcileAdmission,
 		r.reconcileNodes,
 		r.reconcileEstimate,
 		r.reconcileEngine,
@@ -154,6 +162,13 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	if r.StorageRoots == nil {
+		roots, err := speccheck.ParseRoots(speccheck.DefaultRoots)
+		if err != nil {
+			return err
+		}
+		r.StorageRoots = roots
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

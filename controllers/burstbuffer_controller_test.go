@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -15,87 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
-
-const timeout = 20 * time.Second
-
-func nowMeta() metav1.Time { return metav1.NewTime(time.Now()) }
-
-var nsCounter int
-
-// newNamespace gives each spec its own namespace, so specs do not see each other's objects.
-func newNamespace(ctx context.Context) string {
-	nsCounter++
-	ns := &corev1.Namespace{}
-	ns.Name = fmt.Sprintf("bb-test-%d-%d", GinkgoParallelProcess(), nsCounter)
-	Expect(k8s.Create(ctx, ns)).To(Succeed())
-	return ns.Name
-}
-
-func localBB(ns, name string, nodes int32) *v1alpha1.BurstBuffer {
-	return &v1alpha1.BurstBuffer{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v1alpha1.BurstBufferSpec{
-			Engine:     v1alpha1.EngineLocal,
-			Nodes:      v1alpha1.NodesSpec{Count: nodes, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"pool": ns}}},
-			Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileNone},
-		},
-	}
-}
-
-func get(ctx context.Context, bb *v1alpha1.BurstBuffer) *v1alpha1.BurstBuffer {
-	cur := &v1alpha1.BurstBuffer{}
-	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(bb), cur)).To(Succeed())
-	return cur
-}
-
-func condition(ctx context.Context, bb *v1alpha1.BurstBuffer, typ string) func() *metav1.Condition {
-	return func() *metav1.Condition {
-		cur := &v1alpha1.BurstBuffer{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), cur); err != nil {
-			return nil
-		}
-		return meta.FindStatusCondition(cur.Status.Conditions, typ)
-	}
-}
-
-func phase(ctx context.Context, bb *v1alpha1.BurstBuffer) func() v1alpha1.Phase {
-	return func() v1alpha1.Phase {
-		cur := &v1alpha1.BurstBuffer{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(bb), cur); err != nil {
-			return ""
-		}
-		return cur.Status.Phase
-	}
-}
-
-func haveStatus(status metav1.ConditionStatus, reason string) OmegaMatcher {
-	return And(Not(BeNil()), WithTransform(func(c *metav1.Condition) metav1.ConditionStatus { return c.Status }, Equal(status)),
-		WithTransform(func(c *metav1.Condition) string { return c.Reason }, Equal(reason)))
-}
-
-// finishPod plays the kubelet: the task pod ends with the given phase and termination message.
-func finishPod(ctx context.Context, ns, name string, phase corev1.PodPhase, message string) {
-	pod := &corev1.Pod{}
-	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
-	exit := int32(0)
-	if phase == corev1.PodFailed {
-		exit = 1
-	}
-	pod.Status.Phase = phase
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: exit, Message: message, StartedAt: nowMeta(), FinishedAt: nowMeta(),
-		}},
-	}}
-	Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
-}
 
 var _ = Describe("BurstBuffer with the local engine", func() {
 	var (
@@ -262,10 +184,7 @@ var _ = Describe("CRD validation", func() {
 	// a message naming the field.
 	DescribeTable("rejects a spec that can never work",
 		func(specYAML, wantInMessage string) {
-			obj := &unstructured.Unstructured{}
-			Expect(yaml.Unmarshal([]byte("apiVersion: beeburst.io/v1alpha1\nkind: BurstBuffer\nmetadata: {name: bad}\nspec:\n"+indent(specYAML)), &obj.Object)).To(Succeed())
-			obj.SetNamespace(ns)
-			err := k8s.Create(context.Background(), obj)
+			err := k8s.Create(context.Background(), unstructuredBB(ns, "bad", specYAML))
 			Expect(err).To(HaveOccurred())
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), err.Error())
 			Expect(err.Error()).To(ContainSubstring(wantInMessage))
@@ -327,7 +246,7 @@ var _ = Describe("CRD validation", func() {
 		Expect(cur.Spec.Layout.MetadataServers).To(Equal(int32(1)))
 		Expect(cur.Spec.Layout.ChunkSize.String()).To(Equal("512Ki"))
 		Expect(cur.Spec.Validation.Profile).To(Equal(v1alpha1.ProfileQuick))
-		Expect(cur.Spec.Validation.TimeBudget.Duration).To(Equal(10 * time.Minute))
+		Expect(cur.Spec.Validation.TimeBudget).To(Equal(v1alpha1.Duration("10m")))
 		Expect(cur.Spec.Workload.MountPath).To(Equal("/mnt/beeburst"))
 		Expect(cur.Spec.Teardown.Policy).To(Equal(v1alpha1.TeardownAfterWorkload))
 	})
@@ -346,13 +265,3 @@ var _ = Describe("CRD validation", func() {
 		}
 	})
 })
-
-func indent(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = "  " + l
-	}
-	return strings.Join(lines, "\n")
-}
-
-func ptr[T any](v T) *T { return &v }

@@ -62,7 +62,7 @@ var _ = Describe("Discovery of documented figures by the device probe", func() {
 	quick := func(name string) *v1alpha1.BurstBuffer {
 		bb := localBB(ns, name, 2)
 		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
-		bb.Spec.Validation.ReuseComponentResultsFor = &metav1.Duration{Duration: time.Hour}
+		bb.Spec.Validation.ReuseComponentResultsFor = "1h"
 		return bb
 	}
 	probe := func(name string, i int) *corev1.Pod {
@@ -166,7 +166,7 @@ var _ = Describe("Discovery of documented figures by the device probe", func() {
 		By("spec.hardware's link, on another burst buffer of the same nodes: no host network at all")
 		spec := quick("specd")
 		spec.Spec.Hardware = &v1alpha1.HardwareSpec{Clients: &v1alpha1.ClientsHardware{Link: &v1alpha1.LinkHardware{RateBitsPerSecond: resource.MustParse("100G")}}}
-		spec.Spec.Validation.ReuseComponentResultsFor = &metav1.Duration{} // probe, do not reuse
+		spec.Spec.Validation.ReuseComponentResultsFor = "0s" // probe, do not reuse
 		Expect(k8s.Create(ctx, spec)).To(Succeed())
 		finishPod(ctx, ns, "specd-prep-0", corev1.PodSucceeded, "")
 		finishPod(ctx, ns, "specd-prep-1", corev1.PodSucceeded, "")

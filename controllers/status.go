@@ -66,6 +66,10 @@ var failureReasons = map[string]bool{
 	v1alpha1.ReasonStageFailed:         true,
 	ReasonNodeGone:                     true,
 	"PrepareFailed":                    true,
+	// Refusals of controllers/admission.go.
+	v1alpha1.ReasonInvalidSpec:           true,
+	v1alpha1.ReasonStoragePathNotAllowed: true,
+	v1alpha1.ReasonInsufficientCapacity:  true,
 }
 
 func isFailureReason(r string) bool { return failureReasons[r] }
@@ -96,6 +100,8 @@ func (r *BurstBufferReconciler) summarise(s *scope) {
 		bb.Status.Phase = v1alpha1.PhaseTearingDown
 	case ready:
 		bb.Status.Phase = v1alpha1.PhaseReady
+	case refusedBySpec(bb):
+		bb.Status.Phase = v1alpha1.PhaseFailed
 	case len(bb.Status.Nodes) == 0:
 		bb.Status.Phase = v1alpha1.PhasePending
 	case conditionIs(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse) &&

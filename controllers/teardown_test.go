@@ -61,7 +61,7 @@ var _ = Describe("Teardown policies", func() {
 	})
 
 	It("AfterTTL: tears down ttl after Ready, with the time in the status beforehand", func() {
-		bb := readyBB("ttl", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: &metav1.Duration{Duration: 3 * time.Second}})
+		bb := readyBB("ttl", v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: "3s"})
 		Eventually(func() *metav1.Time {
 			if w := get(ctx, bb).Status.Workload; w != nil {
 				return w.TeardownTime

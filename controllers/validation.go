@@ -46,6 +46,9 @@ func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scop
 	if conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) {
 		return ctrl.Result{}, true, nil // measured once; a burst buffer is not re-validated
 	}
+	if refusedBySpec(bb) {
+		return ctrl.Result{}, false, nil // a node has too little space: nothing more to measure
+	}
 	now := r.Now()
 	if bb.Status.ValidationStartTime == nil {
 		t := metav1.NewTime(now)
@@ -70,8 +73,8 @@ func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scop
 }
 
 func budget(bb *v1alpha1.BurstBuffer) time.Duration {
-	if b := bb.Spec.Validation.TimeBudget; b != nil && b.Duration > 0 {
-		return b.Duration
+	if b, err := bb.Spec.Validation.TimeBudget.Parse(); err == nil && b > 0 {
+		return b
 	}
 	return 10 * time.Minute
 }
@@ -103,8 +106,10 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 		return true, nil
 	}
 	maxAge := time.Hour
-	if d := bb.Spec.Validation.ReuseComponentResultsFor; d != nil {
-		maxAge = d.Duration
+	if reuse := bb.Spec.Validation.ReuseComponentResultsFor; reuse != "" {
+		if d, err := reuse.Parse(); err == nil {
+			maxAge = d
+		}
 	}
 	figures := map[string]nodecache.Figures{}
 	reused := map[string]bool{}
@@ -180,6 +185,10 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 	}
 
 	r.publishComponents(s, figures, reused, pairs, sb)
+	if msg := capacityShortfall(bb, s.nodes, figures); msg != "" {
+		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity, msg)
+		return false, nil
+	}
 	reason, msg := v1alpha1.ReasonMeasured, fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured", len(s.nodes), len(pairs))
 	if sb != nil {
 		if sb.outcome.Failure != "" {

@@ -89,7 +89,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
 		bb.Spec.Validation.StragglerPercent = 20
 		bb.Spec.Validation.MinimumEfficiencyPercent = 50
-		bb.Spec.Validation.ReuseComponentResultsFor = &metav1.Duration{Duration: time.Hour}
+		bb.Spec.Validation.ReuseComponentResultsFor = "1h"
 		return bb
 	}
 	prepared := func(name string) {
@@ -265,7 +265,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 
 	It("cuts validation short at the time budget, publishes what was measured and becomes Ready", func() {
 		bb := quickBB("budget")
-		bb.Spec.Validation.TimeBudget = &metav1.Duration{Duration: 3 * time.Second}
+		bb.Spec.Validation.TimeBudget = "3s"
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		prepared("budget")
 		finishPod(ctx, ns, "budget-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))

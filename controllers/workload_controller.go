@@ -49,6 +49,11 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		// A pod naming a burst buffer that does not exist stays gated: nothing to do.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if bb.Undecodable() != "" {
+		// Its spec is empty in memory: no decision may be taken on it (the BurstBuffer
+		// reconciler reports it); its pods stay gated.
+		return ctrl.Result{}, nil
+	}
 	sel, err := workload.Selector(bb)
 	if err != nil {
 		// CRD validation accepts any LabelSelector shape; a bad operator or value cannot be

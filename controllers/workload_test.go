@@ -201,7 +201,7 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 	It("narrows the selection with spec.workload.selector and tells when an AfterTTL teardown happens", func() {
 		bb := localBB(ns, "scratch", 2)
 		bb.Spec.Workload.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"role": "worker"}}
-		bb.Spec.Teardown = v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: &metav1.Duration{Duration: time.Hour}}
+		bb.Spec.Teardown = v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: "1h"}
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		worker := workloadPod(ns, "worker-0", "scratch", true)
 		worker.Labels["role"] = "worker"

@@ -82,14 +82,18 @@ type BurstBufferSpec struct {
 	// +optional
 	Nodes NodesSpec `json:"nodes,omitzero"`
 
-	// storage says where on each node the burst buffer keeps its data.
+	// storage says where on each node the burst buffer keeps its data. Immutable: data lives
+	// there from the first directory the operator creates.
 	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="storage is immutable: data lives at storage.path from the start; create a new BurstBuffer to change it"
 	// +optional
 	Storage StorageSpec `json:"storage,omitzero"`
 
 	// layout is the file system's shape: metadata servers, targets, striping. Ignored by the
-	// local engine.
+	// local engine. Immutable: the metadata servers' nodes and the target directories are laid
+	// out at creation.
 	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="layout is immutable: metadata servers and storage targets are laid out at creation; create a new BurstBuffer to change it"
 	// +optional
 	Layout LayoutSpec `json:"layout,omitzero"`
 
@@ -161,18 +165,28 @@ type NodesSpec struct {
 // StorageSpec is the node-local storage of each node.
 type StorageSpec struct {
 	// path is the absolute node-local path where the drive is mounted (the "NVMe"). The
-	// burst buffer keeps its data in a directory of its own below it.
+	// burst buffer keeps its data in a directory of its own below it (beeburst/<namespace>.<name>),
+	// which the operator's node tasks create and remove as root. Written plainly: letters,
+	// digits and . _ - + @, no empty, "." or ".." segment, no trailing "/". The operator uses
+	// only paths below the roots its administrator allows (the manager's
+	// --allowed-storage-roots, Helm value storage.allowedRoots; by default /mnt, /scratch,
+	// /local, /nvme and /var/lib/beeburst) and otherwise fails the burst buffer with reason
+	// StoragePathNotAllowed before anything runs on a node; system directories (/etc, /usr,
+	// /proc, /home, ...) are refused here whatever that setting says.
 	// +kubebuilder:default="/mnt/nvme"
-	// +kubebuilder:validation:Pattern=`^/[^\x00]*$`
-	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:XValidation:rule="self != '/'",message="storage.path must not be the root directory"
-	// +kubebuilder:validation:XValidation:rule="!self.contains('/../') && !self.endsWith('/..')",message="storage.path must not contain '..'"
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(/[A-Za-z0-9._+@-]+)+$')",message="storage.path must be an absolute path of letters, digits and . _ - + @ with no empty segment and no trailing '/', e.g. /mnt/nvme"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.]?(/|$)')",message="storage.path must not contain '.' or '..' segments"
+	// +kubebuilder:validation:XValidation:rule="!['/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/libx32', '/proc', '/root', '/run', '/sbin', '/sys', '/usr', '/var/run', '/var/log', '/var/lib/kubelet', '/var/lib/containerd', '/var/lib/docker', '/var/lib/etcd'].exists(p, self == p || self.startsWith(p + '/')) && !(self in ['/var', '/var/lib'])",message="storage.path must not be a system directory or below one (/bin, /boot, /dev, /etc, /home, /lib*, /proc, /root, /run, /sbin, /sys, /usr, /var/run, /var/log, /var/lib/{kubelet,containerd,docker,etcd}; nor /var or /var/lib): the operator creates and removes directories there as root"
 	// +optional
 	Path string `json:"path,omitempty"`
 
-	// capacityPerNode is the space the burst buffer may use on each node. Empty: what the
-	// drive has free.
+	// capacityPerNode is the space the burst buffer may use on each node, at most 1Pi. Empty:
+	// what the drive has free. The stage-2 device probe checks it against the space free on
+	// each node (validation profiles quick and standard): a node with less fails the burst
+	// buffer with reason InsufficientCapacity naming the node.
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="storage.capacityPerNode must be greater than zero"
+	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isGreaterThan(quantity('1Pi'))",message="storage.capacityPerNode must be at most 1Pi"
 	// +optional
 	CapacityPerNode *resource.Quantity `json:"capacityPerNode,omitempty"`
 }
@@ -203,6 +217,7 @@ type LayoutSpec struct {
 	// stripeWidth is the number of storage targets each file is striped over. Empty: 4, or
 	// all targets when there are fewer. Must not exceed the number of storage targets.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16384
 	// +optional
 	StripeWidth *int32 `json:"stripeWidth,omitempty"`
 }
@@ -241,11 +256,13 @@ type HardwareSpec struct {
 type ClientsHardware struct {
 	// nodes is the number of client nodes (M). Empty: the burst buffer's node count.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
 	// +optional
 	Nodes *int32 `json:"nodes,omitempty"`
 
 	// processesPerNode is the number of client processes per node (N); each gets link/N.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
 	// +optional
 	ProcessesPerNode *int32 `json:"processesPerNode,omitempty"`
 
@@ -258,6 +275,7 @@ type ClientsHardware struct {
 type ServersHardware struct {
 	// nodes is the number of storage server nodes (Ns). Empty: the burst buffer's node count.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
 	// +optional
 	Nodes *int32 `json:"nodes,omitempty"`
 
@@ -270,6 +288,7 @@ type ServersHardware struct {
 type LinkHardware struct {
 	// rateBitsPerSecond is the link's signalling rate in bits per second, e.g. "100G".
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="link rateBitsPerSecond must be greater than zero, e.g. 100G"
+	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isGreaterThan(quantity('100T'))",message="link rateBitsPerSecond must be at most 100T (100 Tbit/s)"
 	RateBitsPerSecond resource.Quantity `json:"rateBitsPerSecond"`
 
 	// encoding is the line code applied to the signalling rate: 8b/10b, 64b/66b, 128b/130b,
@@ -284,12 +303,14 @@ type FabricHardware struct {
 	// bisectionBitsPerSecond is the fabric's bisection bandwidth as a data rate (no encoding
 	// is applied to it). Empty: non-blocking (min of the client and server sides).
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="fabric bisectionBitsPerSecond must be greater than zero"
+	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isGreaterThan(quantity('1E'))",message="fabric bisectionBitsPerSecond must be at most 1E (1 Ebit/s)"
 	// +optional
 	BisectionBitsPerSecond *resource.Quantity `json:"bisectionBitsPerSecond,omitempty"`
 
 	// serviceTrafficBitsPerSecond is traffic that shares the transport network (metadata,
 	// locks, monitoring) and is subtracted from it.
 	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isLessThan(quantity('0'))",message="fabric serviceTrafficBitsPerSecond must not be negative"
+	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isGreaterThan(quantity('1E'))",message="fabric serviceTrafficBitsPerSecond must be at most 1E (1 Ebit/s)"
 	// +optional
 	ServiceTrafficBitsPerSecond *resource.Quantity `json:"serviceTrafficBitsPerSecond,omitempty"`
 }
@@ -298,17 +319,20 @@ type FabricHardware struct {
 type DevicesHardware struct {
 	// perNode is the number of devices per node.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
 	// +kubebuilder:default=1
 	// +optional
 	PerNode int32 `json:"perNode,omitempty"`
 
 	// writeBytesPerSecond is one device's sequential write bandwidth, e.g. "3G".
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="devices writeBytesPerSecond must be greater than zero"
+	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isGreaterThan(quantity('1T'))",message="devices writeBytesPerSecond must be at most 1T (1 TB/s per device)"
 	// +optional
 	WriteBytesPerSecond *resource.Quantity `json:"writeBytesPerSecond,omitempty"`
 
 	// readBytesPerSecond is one device's sequential read bandwidth, e.g. "6G".
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="devices readBytesPerSecond must be greater than zero"
+	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isGreaterThan(quantity('1T'))",message="devices readBytesPerSecond must be at most 1T (1 TB/s per device)"
 	// +optional
 	ReadBytesPerSecond *resource.Quantity `json:"readBytesPerSecond,omitempty"`
 }
@@ -325,11 +349,12 @@ type ValidationSpec struct {
 	// +optional
 	Sweep *SweepSpec `json:"sweep,omitempty"`
 
-	// timeBudget bounds the whole validation. Over budget, it stops, what was measured is
-	// published and the Validated condition says it was cut short.
+	// timeBudget bounds the whole validation, from 1s to 24h. Over budget, it stops, what was
+	// measured is published and the Validated condition says it was cut short.
 	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|ms|s|m|h))+)$') && duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="validation.timeBudget must be a duration from 1s to 24h, such as 90s, 10m or 1h30m"
 	// +optional
-	TimeBudget *metav1.Duration `json:"timeBudget,omitempty"`
+	TimeBudget Duration `json:"timeBudget,omitempty"`
 
 	// minimumEfficiencyPercent is the lowest acceptable efficiency (measured best / stage-1
 	// limit) in percent; below it a BelowExpectation warning is published.
@@ -348,10 +373,11 @@ type ValidationSpec struct {
 	StragglerPercent int32 `json:"stragglerPercent,omitempty"`
 
 	// reuseComponentResultsFor: stage-2 results of a node younger than this are reused
-	// instead of probing the node again. 0s: always probe.
+	// instead of probing the node again; at most 168h (a week). 0s: always probe.
 	// +kubebuilder:default="1h"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|ms|s|m|h))+)$') && duration(self) <= duration('168h')",message="validation.reuseComponentResultsFor must be a duration from 0s to 168h, such as 0s, 30m or 24h"
 	// +optional
-	ReuseComponentResultsFor *metav1.Duration `json:"reuseComponentResultsFor,omitempty"`
+	ReuseComponentResultsFor Duration `json:"reuseComponentResultsFor,omitempty"`
 }
 
 // SweepSpec is the stage-3 grid: every combination of nodes x processesPerNode.
@@ -361,6 +387,7 @@ type SweepSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=1024
 	// +optional
 	Nodes []int32 `json:"nodes,omitempty"`
 
@@ -376,6 +403,7 @@ type SweepSpec struct {
 	// blockSize is the size of each write or read call.
 	// +kubebuilder:default="1Mi"
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('4Ki'))",message="validation.sweep.blockSize must be larger than 4Ki"
+	// +kubebuilder:validation:XValidation:rule="!quantity(string(self)).isGreaterThan(quantity('1Gi'))",message="validation.sweep.blockSize must be at most 1Gi"
 	// +optional
 	BlockSize *resource.Quantity `json:"blockSize,omitempty"`
 
@@ -395,10 +423,14 @@ type WorkloadSpec struct {
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
-	// mountPath is where the file system appears inside the workload's containers.
+	// mountPath is where the file system appears inside the workload's containers (and
+	// BEEBURST_PATH in the job's environment ConfigMap): an absolute path of letters, digits and
+	// . _ - + @, not /proc, /sys or /dev or below.
 	// +kubebuilder:default="/mnt/beeburst"
-	// +kubebuilder:validation:Pattern=`^/.+`
-	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(/[A-Za-z0-9._+@-]+)+$')",message="workload.mountPath must be an absolute path of letters, digits and . _ - + @ with no empty segment and no trailing '/', e.g. /mnt/beeburst"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.]?(/|$)')",message="workload.mountPath must not contain '.' or '..' segments"
+	// +kubebuilder:validation:XValidation:rule="!['/proc', '/sys', '/dev'].exists(p, self == p || self.startsWith(p + '/'))",message="workload.mountPath must not be /proc, /sys or /dev or below: the container runtime owns them"
 	// +optional
 	MountPath string `json:"mountPath,omitempty"`
 }
@@ -414,6 +446,7 @@ type StageSpec struct {
 	// +kubebuilder:default="."
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="path must be relative to the burst buffer's root and must not contain '..'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:cntrl:]]')",message="path must not contain control characters"
 	// +optional
 	Path string `json:"path,omitempty"`
 
@@ -434,17 +467,20 @@ type S3Source struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/([^/?#]+/)*[^/?#]*)?$`
 	// +kubebuilder:validation:XValidation:rule="!self.split('/').exists(p, p == '..')",message="s3.url must not contain '..'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:cntrl:]]')",message="s3.url must not contain control characters"
 	URL string `json:"url"`
 
 	// endpoint is the server's URL (http or https), for object stores other than AWS S3;
 	// empty: AWS S3.
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^https?://[^/?#]+/?$`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[@[:space:][:cntrl:]]')",message="s3.endpoint must be http(s)://host[:port] without user information ('@'), whitespace or control characters; credentials belong in credentialsSecret"
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
 
 	// region of the bucket; empty: asked from the server.
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9][A-Za-z0-9_.-]*$')",message="s3.region must be letters, digits and - _ . such as eu-central-1"
 	// +optional
 	Region string `json:"region,omitempty"`
 
@@ -452,6 +488,7 @@ type S3Source struct {
 	// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and optionally AWS_SESSION_TOKEN. Without it
 	// the copy pods use the environment's default credentials (e.g. IRSA or an instance role).
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="s3.credentialsSecret must be a Secret name: lower-case letters, digits, '-' and '.'"
 	// +optional
 	CredentialsSecret string `json:"credentialsSecret,omitempty"`
 }
@@ -461,11 +498,14 @@ type PVCSource struct {
 	// claimName is the claim's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="persistentVolumeClaim.claimName must be a claim name: lower-case letters, digits, '-' and '.'"
 	ClaimName string `json:"claimName"`
 
 	// path is a directory on the claim, relative to its root.
 	// +kubebuilder:default="."
+	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="persistentVolumeClaim.path must be relative and must not contain '..'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:cntrl:]]')",message="persistentVolumeClaim.path must not contain control characters"
 	// +optional
 	Path string `json:"path,omitempty"`
 }
@@ -479,9 +519,10 @@ type TeardownSpec struct {
 	// +optional
 	Policy TeardownPolicy `json:"policy,omitempty"`
 
-	// ttl is the lifetime after Ready for policy AfterTTL.
+	// ttl is the lifetime after Ready for policy AfterTTL: from 1s to 8760h (a year).
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|ms|s|m|h))+)$') && duration(self) >= duration('1s') && duration(self) <= duration('8760h')",message="teardown.ttl must be a positive duration of at most 8760h, such as 30m or 12h"
 	// +optional
-	TTL *metav1.Duration `json:"ttl,omitempty"`
+	TTL Duration `json:"ttl,omitempty"`
 
 	// hurry skips stage-out at teardown and deletion. Data named in stageOut is then lost:
 	// set it only when you mean it.
@@ -496,9 +537,13 @@ type BeeGFSSpec struct {
 	Images *BeeGFSImages `json:"images,omitempty"`
 
 	// interfaces are the network interfaces BeeGFS services and clients use, in order of
-	// preference (connInterfacesFile). Empty: all.
+	// preference (connInterfacesList). Empty: all. Each is a Linux interface name: 1-15
+	// printable characters (IFNAMSIZ), no whitespace, '/' or ':', not "." or ".."; nor ',' or
+	// '#', which would split or end the rendered list.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=15
+	// +kubebuilder:validation:XValidation:rule="self.all(i, i.matches('^[[:graph:]]{1,15}$') && !i.matches('[/:,#]') && i != '.' && i != '..')",message="beegfs.interfaces: each must be a Linux interface name: 1-15 printable characters without whitespace, '/', ':', ',' or '#', and not '.' or '..'"
 	// +optional
 	Interfaces []string `json:"interfaces,omitempty"`
 
@@ -523,17 +568,23 @@ type BeeGFSSpec struct {
 type BeeGFSImages struct {
 	// management image. Empty: ghcr.io/thinkparq/beegfs-mgmtd pinned by the operator.
 	// +optional
-	Management string `json:"management,omitempty"`
+	Management ImageReference `json:"management,omitempty"`
 	// metadata image. Empty: ghcr.io/thinkparq/beegfs-meta pinned by the operator.
 	// +optional
-	Metadata string `json:"metadata,omitempty"`
+	Metadata ImageReference `json:"metadata,omitempty"`
 	// storage image. Empty: ghcr.io/thinkparq/beegfs-storage pinned by the operator.
 	// +optional
-	Storage string `json:"storage,omitempty"`
+	Storage ImageReference `json:"storage,omitempty"`
 	// client image with the beegfs CLI and client tools. Empty: pinned by the operator.
 	// +optional
-	Client string `json:"client,omitempty"`
+	Client ImageReference `json:"client,omitempty"`
 }
+
+// ImageReference is a container image: [registry[:port]/]repository[:tag][@sha256:digest],
+// e.g. ghcr.io/thinkparq/beegfs-meta:8.2.
+// +kubebuilder:validation:MaxLength=512
+// +kubebuilder:validation:XValidation:rule="self.matches('^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?([.][A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]+)?/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$')",message="must be an image reference such as ghcr.io/thinkparq/beegfs-meta:8.2 (registry, lower-case repository, tag, digest)"
+type ImageReference string
 
 // Phase is a one-word summary of where a burst buffer is in its life. Conditions carry the
 // detail; the phase is for `kubectl get`.
@@ -1171,6 +1222,11 @@ type BurstBuffer struct {
 	// status is what the operator observed and measured.
 	// +optional
 	Status BurstBufferStatus `json:"status,omitzero"`
+
+	// undecodable and statusUndecodable are set by UnmarshalJSON when spec or status could not
+	// be decoded.
+	undecodable       string `json:"-"`
+	statusUndecodable bool   `json:"-"`
 }
 
 // BurstBufferList is a list of BurstBuffers.

@@ -74,4 +74,15 @@ const (
 	ReasonNotReady           = "NotReady"
 	ReasonDeleting           = "Deleting"
 	ReasonWaitingForStageOut = "WaitingForStageOut"
+	// ReasonInvalidSpec: a value the operator cannot use reached it - a label selector the
+	// CRD schema cannot check, a value stored through an older CRD before a rule refused it,
+	// or an object the manager cannot decode at all; the message names the field. Nothing is
+	// created until it is fixed.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonStoragePathNotAllowed: spec.storage.path is not below a root the operator's
+	// administrator allows (--allowed-storage-roots); nothing is created on any node.
+	ReasonStoragePathNotAllowed = "StoragePathNotAllowed"
+	// ReasonInsufficientCapacity: a node has less free space at spec.storage.path than
+	// spec.storage.capacityPerNode, as the stage-2 device probe saw it.
+	ReasonInsufficientCapacity = "InsufficientCapacity"
 )

@@ -75,10 +75,15 @@ func decodeInput(data []byte) (in input, err error) {
 		if want := v1alpha1.GroupVersion.String(); hasAPIVersion && top["apiVersion"] != want {
 			return input{}, fmt.Errorf("apiVersion is %v: this plugin reads %s", top["apiVersion"], want)
 		}
-		var bb v1alpha1.BurstBuffer
-		if err := yaml.UnmarshalStrict(doc, &bb); err != nil {
+		// Decoded through a copy of the type without its methods: BurstBuffer's own
+		// UnmarshalJSON never fails (the operator's informer must survive any stored object),
+		// while a user's manifest is read strictly - an unknown field or a bad value is an error.
+		type strictBurstBuffer v1alpha1.BurstBuffer
+		var strict strictBurstBuffer
+		if err := yaml.UnmarshalStrict(doc, &strict); err != nil {
 			return input{}, fmt.Errorf("BurstBuffer manifest: %w", err)
 		}
+		bb := v1alpha1.BurstBuffer(strict)
 		return input{name: bb.Name, manifest: true, hw: bb.Spec.Hardware, defaults: hardware.DefaultsFor(&bb),
 			validation: &bb.Spec.Validation}, nil
 	}

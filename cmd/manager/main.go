@@ -15,23 +15,31 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/controllers"
+	"github.com/beeburst/beeburst/internal/speccheck"
 )
 
 func main() {
 	var (
-		metricsAddr, probeAddr, agentImage, cacheNamespace string
-		leaderElect                                        bool
+		metricsAddr, probeAddr, agentImage, cacheNamespace, storageRoots string
+		leaderElect                                                      bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the metrics endpoint (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the health probes")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, for more than one replica")
 	flag.StringVar(&agentImage, "agent-image", envOr("BEEBURST_AGENT_IMAGE", "beeburst/agent:dev"), "image of the agent that runs node tasks, probes and benchmarks")
 	flag.StringVar(&cacheNamespace, "cache-namespace", envOr("POD_NAMESPACE", "beeburst-system"), "namespace of the per-node ConfigMaps that keep stage-2 figures for reuse (the operator's own)")
+	flag.StringVar(&storageRoots, "allowed-storage-roots", speccheck.DefaultRoots,
+		"comma-separated directories below which a BurstBuffer's spec.storage.path may lie; the operator's node tasks create and remove directories there as root. System directories are refused whatever this says")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
+	roots, err := speccheck.ParseRoots(storageRoots)
+	if err != nil {
+		log.Error(err, "invalid --allowed-storage-roots")
+		os.Exit(2)
+	}
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -54,6 +62,7 @@ func main() {
 		Recorder:       mgr.GetEventRecorder("beeburst"),
 		AgentImage:     agentImage,
 		CacheNamespace: cacheNamespace,
+		StorageRoots:   roots,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to set up controller", "controller", "BurstBuffer")
 		os.Exit(1)
@@ -67,7 +76,7 @@ func main() {
 	}
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
 	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
-	log.Info("starting manager", "agentImage", agentImage)
+	log.Info("starting manager", "agentImage", agentImage, "allowedStorageRoots", roots.String())
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)

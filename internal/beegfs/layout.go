@@ -37,10 +37,10 @@ func ImagesFor(bb *v1alpha1.BurstBuffer) Images {
 	s := bb.Spec.BeeGFS.Images
 	for _, p := range []struct {
 		dst *string
-		src string
+		src v1alpha1.ImageReference
 	}{{&im.Mgmtd, s.Management}, {&im.Meta, s.Metadata}, {&im.Storage, s.Storage}, {&im.Client, s.Client}} {
 		if p.src != "" {
-			*p.dst = p.src
+			*p.dst = string(p.src)
 		}
 	}
 	return im

@@ -220,11 +220,17 @@ func Teardown(bb *v1alpha1.BurstBuffer, st v1alpha1.WorkloadStatus, now time.Tim
 	case v1alpha1.TeardownManual:
 		return TeardownDecision{Reason: "Manual: delete the BurstBuffer to tear it down"}
 	case v1alpha1.TeardownAfterTTL:
-		if td.TTL == nil {
-			return TeardownDecision{Reason: "AfterTTL without ttl"} // CRD validation forbids it
+		ttl, err := td.TTL.Parse()
+		switch {
+		case err != nil:
+			// Only an object stored before the CRD's rule can get here; the BurstBuffer
+			// reconciler names the field. Never tear down on a value that does not parse.
+			return TeardownDecision{Reason: "AfterTTL: spec.teardown.ttl " + err.Error()}
+		case ttl <= 0:
+			return TeardownDecision{Reason: "AfterTTL without a positive ttl"} // CRD validation forbids it
 		}
-		at := metav1.NewTime(bb.Status.ReadyTime.Add(td.TTL.Duration))
-		return TeardownDecision{Due: !now.Before(at.Time), At: &at, Reason: "AfterTTL: " + td.TTL.Duration.String() + " after Ready"}
+		at := metav1.NewTime(bb.Status.ReadyTime.Add(ttl))
+		return TeardownDecision{Due: !now.Before(at.Time), At: &at, Reason: "AfterTTL: " + ttl.String() + " after Ready"}
 	default: // AfterWorkload
 		total := st.CompletedPods + st.RunningPods + int32(len(st.GatedPods))
 		if total == 0 || st.RunningPods > 0 || len(st.GatedPods) > 0 {

@@ -252,7 +252,7 @@ func TestStatus(t *testing.T) {
 
 func TestTeardown(t *testing.T) {
 	ready := metav1.NewTime(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
-	ttl := v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: &metav1.Duration{Duration: 2 * time.Hour}}
+	ttl := v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: "2h"}
 	after := v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterWorkload}
 	manual := v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownManual}
 	done := v1alpha1.WorkloadStatus{CompletedPods: 3}
