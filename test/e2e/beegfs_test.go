@@ -52,10 +52,10 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 			Skip("no BeeGFS here: set BEEBURST_BEEGFS_IMAGES (mgmtd.tar, meta.tar, storage.tar, client.tar) and BEEBURST_BEEGFS_MODULE (beegfs.ko) and run `make test-e2e-beegfs` (docs/beegfs.md)")
 		}
 		images = &v1alpha1.BeeGFSImages{
-			Management: imageName(filepath.Join(dir, "mgmtd.tar")),
-			Metadata:   imageName(filepath.Join(dir, "meta.tar")),
-			Storage:    imageName(filepath.Join(dir, "storage.tar")),
-			Client:     imageName(filepath.Join(dir, "client.tar")),
+			Management: v1alpha1.ImageReference(imageName(filepath.Join(dir, "mgmtd.tar"))),
+			Metadata:   v1alpha1.ImageReference(imageName(filepath.Join(dir, "meta.tar"))),
+			Storage:    v1alpha1.ImageReference(imageName(filepath.Join(dir, "storage.tar"))),
+			Client:     v1alpha1.ImageReference(imageName(filepath.Join(dir, "client.tar"))),
 		}
 		selector = map[string]string{vmKindLabel: "vm"}
 		if s := os.Getenv("BEEBURST_BEEGFS_NODE_SELECTOR"); s != "" {
