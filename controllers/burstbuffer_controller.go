@@ -153,12 +153,12 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Engines = map[v1alpha1.EngineType]engine.Engine{}
 	}
 	if r.Engines[v1alpha1.EngineLocal] == nil {
-		r.Engines[v1alpha1.EngineLocal] = &local.Engine{Client: mgr.GetClient(), AgentImage: r.AgentImage}
+		r.Engines[v1alpha1.EngineLocal] = &local.Engine{Client: mgr.GetClient(), AgentImage: r.AgentImage, TaskNamespace: r.CacheNamespace}
 	}
 	if r.Engines[v1alpha1.EngineBeeGFS] == nil {
 		// Reader reads other BurstBuffers from the API server, not the cache, when a port shift
 		// is allocated: two burst buffers must not pick the same shift from a stale cache.
-		r.Engines[v1alpha1.EngineBeeGFS] = beegfs.Engine{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), AgentImage: r.AgentImage}
+		r.Engines[v1alpha1.EngineBeeGFS] = beegfs.Engine{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), AgentImage: r.AgentImage, TaskNamespace: r.CacheNamespace}
 	}
 	if r.Now == nil {
 		r.Now = time.Now

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -183,7 +184,9 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 	if !done {
 		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonDeleting,
 			fmt.Sprintf("removing %s on %d node(s)", nodetask.DataDir(bb), len(s.nodes)))
-		return ctrl.Result{}, nil
+		// Clean pods that had to run in the operator's namespace (this one is being deleted)
+		// are not owned by the burst buffer, so no watch brings the next visit: look again.
+		return ctrl.Result{RequeueAfter: teardownRecheck}, nil
 	}
 	orig := bb.DeepCopy()
 	controllerutil.RemoveFinalizer(bb, v1alpha1.Finalizer)
@@ -240,3 +243,6 @@ func (r *BurstBufferReconciler) stopCopies(ctx context.Context, bb *v1alpha1.Bur
 	}
 	return busy, nil
 }
+
+// teardownRecheck is how often an unfinished teardown looks again without an event.
+const teardownRecheck = 5 * time.Second

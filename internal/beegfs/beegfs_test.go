@@ -463,3 +463,22 @@ func TestLicenseSecretIsMountedIntoMgmtdOnly(t *testing.T) {
 		t.Errorf("mgmtd args %v", in.MgmtdArgs())
 	}
 }
+
+// Found by the first real run: the official images' init.py recognises the mgmtd database
+// only as the argument "--db-file" followed by the path (servers/init.py checks
+// `'--db-file' in beegfs_args`), and otherwise refuses to start.
+func TestMgmtdDBFileIsItsOwnArgument(t *testing.T) {
+	args := testInstance(2).MgmtdArgs()
+	for i, a := range args {
+		if strings.HasPrefix(a, "--db-file=") {
+			t.Fatalf("argument %q: init.py needs --db-file and the path apart", a)
+		}
+		if a == "--db-file" {
+			if i+1 >= len(args) || !strings.HasSuffix(args[i+1], "/mgmtd/mgmtd.sqlite") {
+				t.Fatalf("--db-file without its path: %v", args)
+			}
+			return
+		}
+	}
+	t.Fatalf("no --db-file in %v", args)
+}

@@ -68,6 +68,9 @@ type Engine struct {
 	Reader client.Reader
 	// AgentImage runs the module check and the directory removal.
 	AgentImage string
+	// TaskNamespace runs the directory removal when the burst buffer's namespace is being
+	// deleted (engine.RemoveNodeData); the operator's namespace. Empty: never elsewhere.
+	TaskNamespace string
 	// Rand and Now generate the auth Secret (tests replace them). Nil: crypto/rand, time.Now.
 	Rand io.Reader
 	Now  func() time.Time
@@ -545,7 +548,7 @@ func (e Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []
 	for i, n := range nodes {
 		cleans[i] = in.CleanPod(i, n)
 	}
-	return engine.RemoveNodeData(ctx, e.Client, nodetask.DataDir(bb), nodes, cleans)
+	return engine.RemoveNodeData(ctx, e.Client, nodetask.DataDir(bb), nodes, cleans, e.TaskNamespace)
 }
 
 // deletePods deletes the named pods; true when none is left.

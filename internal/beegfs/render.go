@@ -121,7 +121,12 @@ func (in Instance) MgmtdArgs() []string {
 	p := in.Ports()
 	args := []string{
 		"--config-file=" + path.Join(ConfigDir, MgmtdConfigKey),
-		"--db-file=" + mgmtdDB(in.BB),
+		// Two arguments, not --db-file=PATH: the official images' init.py finds the database
+		// (and so whether beegfs_setup_1 has run) only by an argument that is exactly
+		// "--db-file" (beegfs-containers servers/init.py); with the = form it gives up with
+		// "The number of setup commands does not match the number of targets" and mgmtd never
+		// starts (found by the first run on BeeGFS 8.3.1).
+		"--db-file", mgmtdDB(in.BB),
 		"--log-target=stderr",
 		fmt.Sprintf("--beemsg-port=%d", p.Mgmtd),
 		fmt.Sprintf("--grpc-port=%d", p.GRPC),

@@ -34,12 +34,36 @@ func RunTask(ctx context.Context, c client.Client, pod *corev1.Pod) (nodetask.St
 // succeeded. A failed clean pod is deleted, so the next visit starts a fresh one, and returned
 // as an error (retried with backoff): data must not be left behind silently, nor the
 // finalizer removed while it is there.
-func RemoveNodeData(ctx context.Context, c client.Client, dir string, nodes []string, cleans []*corev1.Pod) (bool, error) {
+//
+// In a namespace that is being deleted (`kubectl delete namespace` with a burst buffer in it,
+// the commonest way to clean up) no pod can be created, yet the namespace waits for the burst
+// buffer's finalizer, which waits for these pods. So a clean pod the namespace refuses runs in
+// fallbackNamespace (the operator's own) instead: the same task, without an owner reference
+// (owners cannot cross namespaces), deleted here once every node is clean.
+func RemoveNodeData(ctx context.Context, c client.Client, dir string, nodes []string, cleans []*corev1.Pod, fallbackNamespace string) (bool, error) {
 	done := 0
+	var moved []*corev1.Pod
 	for i, pod := range cleans {
+		if fallbackNamespace != "" && fallbackNamespace != pod.Namespace {
+			alt := elsewhere(pod, fallbackNamespace)
+			var cur corev1.Pod
+			err := c.Get(ctx, client.ObjectKeyFromObject(alt), &cur)
+			if err == nil {
+				pod = alt
+			} else if !apierrors.IsNotFound(err) {
+				return false, err
+			}
+		}
 		st, msg, err := RunTask(ctx, c, pod)
+		if err != nil && fallbackNamespace != "" && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			pod = elsewhere(pod, fallbackNamespace)
+			st, msg, err = RunTask(ctx, c, pod)
+		}
 		if err != nil {
 			return false, err
+		}
+		if pod.Namespace == fallbackNamespace {
+			moved = append(moved, pod)
 		}
 		switch st {
 		case nodetask.Succeeded:
@@ -51,5 +75,31 @@ func RemoveNodeData(ctx context.Context, c client.Client, dir string, nodes []st
 			return false, fmt.Errorf("removing %s on node %s failed: %s", dir, nodes[i], msg)
 		}
 	}
-	return done == len(cleans), nil
+	if done < len(cleans) {
+		return false, nil
+	}
+	for _, p := range moved {
+		if err := c.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// elsewhere is pod as it runs in namespace ns: named after its own namespace too (unique in
+// ns), labelled with it, without owner references.
+func elsewhere(pod *corev1.Pod, ns string) *corev1.Pod {
+	p := pod.DeepCopy()
+	p.Namespace = ns
+	p.Name = pod.Namespace + "-" + pod.Name
+	if len(p.Name) > 253 {
+		p.Name = p.Name[:253]
+	}
+	p.OwnerReferences = nil
+	p.ResourceVersion = ""
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels[nodetask.LabelBurstBufferNamespace] = pod.Namespace
+	return p
 }

@@ -30,6 +30,9 @@ const (
 	LabelInstance  = "app.kubernetes.io/instance"
 	LabelComponent = "app.kubernetes.io/component"
 	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// LabelBurstBufferNamespace is set on a task pod that runs outside its burst buffer's
+	// namespace (teardown in a namespace being deleted: engine.RemoveNodeData).
+	LabelBurstBufferNamespace = "beeburst.io/burst-buffer-namespace"
 	ManagedBy      = "beeburst-operator"
 )
 

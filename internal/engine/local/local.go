@@ -26,6 +26,9 @@ const (
 type Engine struct {
 	Client     client.Client
 	AgentImage string
+	// TaskNamespace runs the directory removal when the burst buffer's namespace is being
+	// deleted (engine.RemoveNodeData); the operator's namespace. Empty: never elsewhere.
+	TaskNamespace string
 }
 
 var _ engine.Engine = &Engine{}
@@ -89,7 +92,7 @@ func (e *Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	for i, n := range nodes {
 		cleans[i] = CleanPod(bb, e.AgentImage, i, n)
 	}
-	return engine.RemoveNodeData(ctx, e.Client, nodetask.DataDir(bb), nodes, cleans)
+	return engine.RemoveNodeData(ctx, e.Client, nodetask.DataDir(bb), nodes, cleans, e.TaskNamespace)
 }
 
 // runTask creates the task pod if it does not exist and returns its state.
