@@ -364,7 +364,7 @@ func hostShell(ctx context.Context, node, script string) string {
 		Spec: corev1.PodSpec{
 			NodeName: node, RestartPolicy: corev1.RestartPolicyNever, HostPID: true,
 			Containers: []corev1.Container{{Name: "sh", Image: "beeburst/agent:" + imageTag, ImagePullPolicy: corev1.PullIfNotPresent,
-				Command: []string{"sh", "-c", script},
+				Command:      []string{"sh", "-c", script},
 				VolumeMounts: []corev1.VolumeMount{{Name: "nvme", MountPath: "/host/nvme"}, {Name: "run", MountPath: "/host/run"}}}},
 			Volumes: []corev1.Volume{
 				{Name: "nvme", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/mnt/nvme"}}},
