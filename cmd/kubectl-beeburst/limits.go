@@ -105,6 +105,18 @@ func (o *limitsOptions) run(cmd *cobra.Command, name string) error {
 	defer cancel()
 	var bb v1alpha1.BurstBuffer
 	if err := k.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &bb); err != nil {
+		var status apierrors.APIStatus
+		switch {
+		case apierrors.IsNotFound(err):
+			return runtimeError{fmt.Errorf("%w in namespace %s", err, namespace)}
+		case !errors.As(err, &status):
+			// No answer from an API server: say which one, as kubectl does.
+			host := "the kubeconfig's server"
+			if cfg, cerr := o.config.ToRESTConfig(); cerr == nil {
+				host = cfg.Host
+			}
+			return runtimeError{fmt.Errorf("cannot reach the cluster at %s (KUBECONFIG, --kubeconfig, --context): %w", host, err)}
+		}
 		return runtimeError{err}
 	}
 	rep := hardware.ReportFromStatus(&bb)

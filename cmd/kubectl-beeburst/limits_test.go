@@ -323,3 +323,13 @@ func TestLimitsInvalid(t *testing.T) {
 }
 
 func bufioReader(s string) *bufio.Reader { return bufio.NewReader(strings.NewReader(s)) }
+
+// With no API server at the kubeconfig's address, the error names the address.
+func TestLimitsUnreachable(t *testing.T) {
+	kc := writeFile(t, "kubeconfig", kubeconfig)
+	var out, errOut bytes.Buffer
+	code := runWith([]string{"limits", "scratch", "--kubeconfig", kc, "--request-timeout", "5s"}, strings.NewReader(""), &out, &errOut, newClient)
+	if code != 1 || !strings.Contains(errOut.String(), "cannot reach the cluster at https://127.0.0.1:1 (KUBECONFIG, --kubeconfig, --context)") {
+		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}

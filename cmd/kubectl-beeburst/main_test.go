@@ -112,6 +112,8 @@ func TestEstimateOutputFormats(t *testing.T) {
 	}{
 		{[]string{"-o", "yaml"}, []string{"name: omnipath-example\n", "  limitBytesPerSecond: 60606060606\n", "    plateauBytesPerSecond: 50011200000\n"}},
 		{[]string{"-o", "jsonpath={.write.measured.plateau.nodes}x{.write.measured.plateau.processesPerNode}"}, []string{"16x8"}},
+		{[]string{"-o", "jsonpath={.write.limitBytesPerSecond}"}, []string{"60606060606"}},
+		{[]string{"-o", "go-template={{.write.measured.bestBytesPerSecond}} {{.write.measured.efficiency}}"}, []string{"50943200000 0.8406"}},
 		{[]string{"-o", "wide"}, []string{"plateau (95% of B)  -                  16 nodes x 8 processes = 128 processes, 50.011 GB/s",
 			"STAGE 3 SWEEP WRITE  N=1          N=2          N=4          N=8           N=16         N=32          N=64\n",
 			"M=16                 14.063 GB/s  31.775 GB/s  45.634 GB/s  50.011 GB/s+  50.19 GB/s   50.108 GB/s   49.491 GB/s\n",

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
@@ -71,7 +74,8 @@ func (o *outputFlags) printer() (printers.ResourcePrinter, error) {
 
 // printDocument prints the report's JSON document (limits.Document: the -o json contract of
 // both commands) with the printer -o names. The document is not a Kubernetes object, so it
-// goes to the printers as raw JSON (runtime.Unknown), which every one of them takes.
+// goes to the JSON and YAML printers as raw JSON (runtime.Unknown) and to the template
+// printers as unstructured content.
 func (o *outputFlags) printDocument(w io.Writer, doc limits.Document) error {
 	p, err := o.printer()
 	if err != nil {
@@ -81,7 +85,17 @@ func (o *outputFlags) printDocument(w io.Writer, doc limits.Document) error {
 	if err != nil {
 		return runtimeError{fmt.Errorf("encoding the report: %w", err)}
 	}
-	if err := p.PrintObj(&runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}, w); err != nil {
+	var obj runtime.Object = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+	if !slices.Contains(o.jsonYAML.AllowedFormats(), o.format) {
+		// jsonpath and go-template read unstructured content as it is, and apimachinery's
+		// JSON reader keeps whole numbers int64: 60606060606, not 6.0606060606e+10.
+		var content map[string]any
+		if err := utiljson.Unmarshal(raw, &content); err != nil {
+			return runtimeError{fmt.Errorf("encoding the report: %w", err)}
+		}
+		obj = &unstructured.Unstructured{Object: content}
+	}
+	if err := p.PrintObj(obj, w); err != nil {
 		return runtimeError{fmt.Errorf("writing the output: %w", err)}
 	}
 	return nil
