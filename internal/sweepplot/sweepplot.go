@@ -144,7 +144,8 @@ func New(in Input) (*Chart, error) {
 		}
 		key := limits.Point{Nodes: p.Nodes, ProcessesPerNode: p.ProcessesPerNode, Operation: p.Operation}
 		if seen[key] {
-			return nil, fmt.Errorf("sweep point %d: %s at %d nodes x %d processes is given twice", i+1, p.Operation, p.Nodes, p.ProcessesPerNode)
+			return nil, fmt.Errorf("sweep point %d: %s at %s is given twice", i+1, p.Operation,
+				limits.SweepPoint{Nodes: p.Nodes, ProcessesPerNode: p.ProcessesPerNode})
 		}
 		seen[key] = true
 		byOp[p.Operation] = append(byOp[p.Operation], p)

@@ -282,7 +282,7 @@ func TestBadInput(t *testing.T) {
 		{"negative", func(in *Input) { in.Points[2].BytesPerSecond = -1 }, "non-negative"},
 		{"absurd", func(in *Input) { in.Points[2].BytesPerSecond = 1e30 }, "faster than any real hardware"},
 		{"operation", func(in *Input) { in.Points[1].Operation = "append" }, `operation must be write or read, not "append"`},
-		{"twice", func(in *Input) { in.Points = append(in.Points, in.Points[0]) }, "write at 1 nodes x 1 processes is given twice"},
+		{"twice", func(in *Input) { in.Points = append(in.Points, in.Points[0]) }, "sweep point 9: write at 1 node x 1 process is given twice"},
 		{"stage", func(in *Input) { in.Limits[limits.Write] = []StageLimit{{Stage: 3, Limit: limits.Bytes(1)}} }, "stage 1 or 2, not 3"},
 		{"limit", func(in *Input) {
 			in.Limits[limits.Write] = []StageLimit{{Stage: 1, Limit: limits.Bytes(math.Inf(1))}}
