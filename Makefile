@@ -36,6 +36,8 @@ help: ## Show this help.
 .PHONY: manifests
 manifests: controller-gen ## Generate the CRD and RBAC into config/ and the chart.
 	$(CONTROLLER_GEN) rbac:roleName=beeburst-manager crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	@# controller-gen keeps the Go comments' line breaks; kubectl explain would break sentences there.
+	go run ./hack/crddoc config/crd/bases/*.yaml
 	hack/sync-chart.sh
 
 .PHONY: generate

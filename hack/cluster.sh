@@ -8,7 +8,9 @@
 #   hack/cluster.sh e2e     # up + load + the e2e suite (+ down, if this script brought it up)
 #   hack/cluster.sh e2e-beegfs  # the beegfs specs on a testbed of QEMU nodes with the BeeGFS
 #                           # client module (BEEBURST_BEEGFS_MODULE, BEEBURST_BEEGFS_IMAGES)
-#   hack/cluster.sh demo    # up + load + deploy + the sample burst buffer + its limits
+#   hack/cluster.sh demo    # up + load + deploy + the sample burst buffer + its limits, then
+#                           # the `export PATH=... KUBECONFIG=...` line to paste
+#   hack/cluster.sh env     # that line again, for the cluster `up` made
 #   hack/cluster.sh down    # tear down what `up` made
 #
 # It writes the kubeconfig it uses to bin/kubeconfig.env (KUBECONFIG=...) for later steps.
@@ -160,8 +162,21 @@ demo() {
   log "waiting for the sample burst buffer to be Ready (quick profile)"
   kubectl wait bb/scratch --for=condition=Ready --timeout=5m || true
   kubectl get bb -o wide
-  go run ./cmd/kubectl-beeburst limits scratch
-  log "the cluster stays up: KUBECONFIG=$KUBECONFIG; tear it down with: make cluster-down"
+  bin/kubectl-beeburst limits scratch   # built by `load` (make build)
+  log "the cluster stays up; tear it down with: make cluster-down"
+  paste_env
+}
+
+# paste_env prints the lines that give a shell this cluster and the kubectl plugin
+# (bin/kubectl-beeburst, which kubectl finds on the PATH as `kubectl beeburst`).
+paste_env() {
+  env_load
+  local bin
+  bin=$(printf '%q' "$repo/bin")
+  echo
+  echo "# To use this cluster and \`kubectl beeburst\` from your shell, paste:"
+  echo "export PATH=$bin:\"\$PATH\" KUBECONFIG=$(printf '%q' "$KUBECONFIG")"
+  echo "# then, e.g.: kubectl get bb; kubectl beeburst limits scratch --plot scratch-sweep.png"
 }
 
 case "${1:-}" in
@@ -171,7 +186,8 @@ case "${1:-}" in
   e2e) e2e ;;
   e2e-beegfs) beegfs_given || { log "set BEEBURST_BEEGFS_MODULE and BEEBURST_BEEGFS_IMAGES"; exit 2; }; trap down EXIT; e2e_beegfs ;;
   demo) demo ;;
+  env) paste_env ;;
   down) down ;;
   images) images ;;
-  *) sed -n '2,14p' "$0"; exit 2 ;;
+  *) sed -n '2,16p' "$0"; exit 2 ;;
 esac

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,15 +20,16 @@ type estimateOptions struct {
 	file                 string
 	sweep                string
 	monitoring           string
-	output               string
+	plot                 string
+	output               *outputFlags
 	minEfficiencyPercent int32
 	stragglerPercent     int32
 }
 
 func newEstimateCommand(stdin io.Reader) *cobra.Command {
-	o := &estimateOptions{}
+	o := &estimateOptions{output: newOutputFlags()}
 	cmd := &cobra.Command{
-		Use:   "estimate -f FILE [--sweep CSV] [--monitoring CSV] [-o table|json]",
+		Use:   "estimate -f FILE [--sweep CSV [--plot FILE.png|svg]] [--monitoring CSV] [-o wide|json|yaml|...]",
 		Short: "Preview a burst buffer's performance limits from its hardware, offline",
 		Long: `estimate computes stage 1 of the staged limit method (METHOD.md) from the documented
 hardware: the client side Bc, the server side Bs, the fabric Bnet (after service traffic) and the
@@ -41,12 +42,13 @@ decimal bytes per second (1 GB = 1e9 B).
 
 With --sweep, a CSV of measured points (header ` + limits.SweepCSVHeader + `) is analysed as
 stage 3: best point, efficiency, plateau, parallelism limit, and measurements above a limit are
-flagged (caching suspected). With --monitoring, a CSV of per-node figures (header
+flagged (caching suspected); --plot draws it (PNG or SVG), and -o wide adds its grid. With --monitoring, a CSV of per-node figures (header
 ` + limits.MonitoringCSVHeader + `) is checked for stragglers (stage 4).
 
 Exit codes: 0 success, 2 invalid input, 1 other failures.`,
 		Example: `  kubectl beeburst estimate -f testdata/limits/omnipath-example.yaml
-  kubectl beeburst estimate -f testdata/limits/omnipath-example.yaml --sweep testdata/limits/omnipath-sweep.csv -o json`,
+  kubectl beeburst estimate -f testdata/limits/omnipath-example.yaml --sweep testdata/limits/omnipath-sweep.csv -o json
+  kubectl beeburst estimate -f testdata/limits/omnipath-example.yaml --sweep testdata/limits/omnipath-sweep.csv --plot sweep.png`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd, stdin)
@@ -56,7 +58,8 @@ Exit codes: 0 success, 2 invalid input, 1 other failures.`,
 	f.StringVarP(&o.file, "filename", "f", "", "BurstBuffer manifest or spec.hardware block (YAML or JSON); - for standard input")
 	f.StringVar(&o.sweep, "sweep", "", "stage-3 sweep CSV: "+limits.SweepCSVHeader)
 	f.StringVar(&o.monitoring, "monitoring", "", "stage-4 per-node CSV: "+limits.MonitoringCSVHeader)
-	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.StringVar(&o.plot, "plot", "", plotUsage+" (needs --sweep)")
+	o.output.addFlags(cmd)
 	f.Int32Var(&o.minEfficiencyPercent, "min-efficiency-percent", 50,
 		"efficiency below this (percent) is a BelowExpectation warning; 0 turns the check off (default: the manifest's spec.validation.minimumEfficiencyPercent, else 50)")
 	f.Int32Var(&o.stragglerPercent, "straggler-percent", 20,
@@ -66,8 +69,14 @@ Exit codes: 0 success, 2 invalid input, 1 other failures.`,
 }
 
 func (o *estimateOptions) run(cmd *cobra.Command, stdin io.Reader) error {
-	if o.output != "table" && o.output != "json" {
-		return fmt.Errorf("--output must be table or json, not %q", o.output)
+	if err := o.output.validate(); err != nil {
+		return err
+	}
+	if err := checkPlotFile(o.plot); err != nil {
+		return err
+	}
+	if o.plot != "" && o.sweep == "" {
+		return errors.New("--plot draws a sweep: give it with --sweep CSV")
 	}
 	data, err := readInput(o.file, stdin)
 	if err != nil {
@@ -99,12 +108,13 @@ func (o *estimateOptions) run(cmd *cobra.Command, stdin io.Reader) error {
 	report := limits.Report{Title: title(in, o.file), Summary: h.Describe(), Estimated: &lim}
 	report.Warnings = append(report.Warnings, lim.Warnings...)
 
+	var points []limits.Point
 	if o.sweep != "" {
 		data, err := readInput(o.sweep, stdin)
 		if err != nil {
 			return err
 		}
-		points, err := limits.ParseSweepCSV(bytes.NewReader(data))
+		points, err = limits.ParseSweepCSV(bytes.NewReader(data))
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.sweep, err)
 		}
@@ -132,19 +142,17 @@ func (o *estimateOptions) run(cmd *cobra.Command, stdin io.Reader) error {
 		report.Warnings = append(report.Warnings, st.Warnings...)
 	}
 
-	out := cmd.OutOrStdout()
-	if o.output == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(report.Document(in.name)); err != nil {
-			return runtimeError{fmt.Errorf("writing the output: %w", err)}
+	if o.plot != "" {
+		notes := []string{fmt.Sprintf("points: %s; stage 1 from %s", o.sweep, o.file)}
+		if err := writePlot(o.plot, plotTitle(in, o.file), notes, report, points, cmd.ErrOrStderr()); err != nil {
+			return err
 		}
-		return nil
 	}
-	if err := limits.WriteTable(out, report); err != nil {
-		return runtimeError{fmt.Errorf("writing the output: %w", err)}
+	out := cmd.OutOrStdout()
+	if !o.output.table() {
+		return o.output.printDocument(out, report.Document(in.name))
 	}
-	return nil
+	return o.output.printTable(out, report, points)
 }
 
 func title(in input, file string) string {
@@ -156,6 +164,17 @@ func title(in input, file string) string {
 		return fmt.Sprintf("BurstBuffer %s: estimated limits (stage 1 from %s)", name, file)
 	}
 	return fmt.Sprintf("Hardware block %s: estimated limits (stage 1)", file)
+}
+
+func plotTitle(in input, file string) string {
+	if in.manifest {
+		name := in.name
+		if name == "" {
+			name = "(unnamed)"
+		}
+		return fmt.Sprintf("BurstBuffer %s: the stage-3 sweep", name)
+	}
+	return fmt.Sprintf("Hardware block %s: the stage-3 sweep", file)
 }
 
 // readInput reads a file, or standard input for "-". A missing or unreadable file is the

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,6 +104,70 @@ func TestEstimateTable(t *testing.T) {
 	}
 }
 
+// -o takes kubectl's printers for the JSON document, and wide adds the sweep's grid.
+func TestEstimateOutputFormats(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-o", "yaml"}, []string{"name: omnipath-example\n", "  limitBytesPerSecond: 60606060606\n", "    plateauBytesPerSecond: 50011200000\n"}},
+		{[]string{"-o", "jsonpath={.write.measured.plateau.nodes}x{.write.measured.plateau.processesPerNode}"}, []string{"16x8"}},
+		{[]string{"-o", "jsonpath={.write.limitBytesPerSecond}"}, []string{"60606060606"}},
+		{[]string{"-o", "go-template={{.write.measured.bestBytesPerSecond}} {{.write.measured.efficiency}}"}, []string{"50943200000 0.8406"}},
+		{[]string{"-o", "wide"}, []string{"plateau (95% of B)  -                  16 nodes x 8 processes = 128 processes, 50.011 GB/s",
+			"STAGE 3 SWEEP WRITE  N=1          N=2          N=4          N=8           N=16         N=32          N=64\n",
+			"M=16                 14.063 GB/s  31.775 GB/s  45.634 GB/s  50.011 GB/s+  50.19 GB/s   50.108 GB/s   49.491 GB/s\n",
+			"M=32                 23.556 GB/s  47.838 GB/s  50.4 GB/s    49.6 GB/s     50.16 GB/s   50.943 GB/s*  48.21 GB/s\n",
+			"* best B, + plateau (the first point reaching 95% of B)\n\nWARNINGS\n"}},
+	} {
+		code, out, errOut := runCLI(t, "", append([]string{"estimate", "-f", example, "--sweep", sweep}, tc.args...)...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
+			}
+		}
+	}
+	// Without a sweep, wide is the table.
+	_, table, _ := runCLI(t, "", "estimate", "-f", example)
+	_, wide, _ := runCLI(t, "", "estimate", "-f", example, "-o", "wide")
+	if table != wide || !strings.Contains(table, "STAGE 1 ESTIMATED") {
+		t.Errorf("wide without a sweep differs from the table:\n%s\n%s", table, wide)
+	}
+}
+
+// --plot draws the README's sample sweep; the file is a PNG or an SVG by its name.
+func TestEstimatePlot(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"sweep.png", "sweep.SVG"} {
+		file := filepath.Join(dir, name)
+		code, out, errOut := runCLI(t, "", "estimate", "-f", example, "--sweep", sweep, "--plot", file, "-o", "json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if errOut != "plot: "+file+" (49 points)\n" || !json.Valid([]byte(out)) {
+			t.Errorf("stderr %q; stdout is not the JSON document:\n%s", errOut, out)
+		}
+		data := mustRead(t, file)
+		if strings.HasSuffix(name, ".png") {
+			if _, err := png.Decode(strings.NewReader(data)); err != nil {
+				t.Errorf("not a PNG: %v", err)
+			}
+			continue
+		}
+		for _, want := range []string{"BurstBuffer omnipath-example: the stage-3 sweep",
+			"points: ../../testdata/limits/omnipath-sweep.csv; stage 1 from ../../testdata/limits/omnipath-example.yaml",
+			"stage 1 limit 60.606 GB/s (servers)", "stage 3 measured B 50.943 GB/s (32 nodes x 32 processes)", ">64 nodes<",
+			"from 16 nodes x 8 processes"} {
+			if !strings.Contains(data, want) {
+				t.Errorf("SVG lacks %q", want)
+			}
+		}
+	}
+}
+
 func TestEstimateInputs(t *testing.T) {
 	bare := `clients:
   nodes: 64
@@ -187,7 +252,12 @@ func TestEstimateInvalid(t *testing.T) {
 		{"malformed CSV", good, []string{"--sweep", "CSV:nodes,processesPerNode,operation,bytesPerSecond\n1,1,write\n"}, "wrong number of fields"},
 		{"CSV header", good, []string{"--sweep", "CSV:m,n,op,bw\n"}, "header must be"},
 		{"missing sweep file", good, []string{"--sweep", "/nonexistent/sweep.csv"}, "no such file"},
-		{"bad output", good, []string{"-o", "yaml"}, "--output must be table or json"},
+		{"bad output", good, []string{"-o", "xml"}, `--output must be one of table, wide, json, yaml`},
+		{"bad jsonpath", good, []string{"-o", "jsonpath={.write"}, "--output jsonpath={.write: error parsing jsonpath {.write, unclosed action"},
+		{"plot without sweep", good, []string{"--plot", "x.png"}, "--plot draws a sweep: give it with --sweep CSV"},
+		{"plot format", good, []string{"--sweep", sweep, "--plot", "x.pdf"}, "x.pdf: cannot draw .pdf; the plot's file name must end in .png or .svg"},
+		{"plot of a bad sweep", good, []string{"--sweep", "CSV:nodes,processesPerNode,operation,bytesPerSecond\n1,1,write,1e30\n", "--plot", "x.svg"},
+			"faster than any real hardware"},
 		{"unknown flag", good, []string{"--nope"}, "unknown flag"},
 		{"bad percent", good, []string{"--straggler-percent", "0"}, "--straggler-percent"},
 		{"positional argument", good, []string{"extra"}, "unknown command"},

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
+	"io"
 
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -23,28 +25,33 @@ type input struct {
 	validation *v1alpha1.ValidationSpec
 }
 
-var documentSeparator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
-
 // decodeInput reads a BurstBuffer manifest, or a file holding only its spec.hardware block
 // (with or without the "hardware:" key), and tells which it was. Decoding is strict: an
-// unknown field is an error, not a silently ignored typo. It never panics.
-func decodeInput(data []byte) (in input, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			in, err = input{}, fmt.Errorf("cannot parse the file as YAML: %v", r)
-		}
-	}()
+// unknown field is an error, not a silently ignored typo.
+//
+// Documents are split by apimachinery's YAML reader (as kubectl splits them); each is then
+// decoded strictly by sigs.k8s.io/yaml (apimachinery's YAMLOrJSONDecoder would drop unknown
+// fields without a word).
+func decodeInput(data []byte) (input, error) {
 	var docs [][]byte
 	var tops []map[string]any
-	for _, doc := range documentSeparator.Split(string(data), -1) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return input{}, fmt.Errorf("cannot split the file into YAML documents: %w", err)
+		}
 		var top map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &top); err != nil {
+		if err := yaml.Unmarshal(doc, &top); err != nil {
 			return input{}, fmt.Errorf("the file must hold a BurstBuffer manifest or its spec.hardware block as a YAML mapping: %w", err)
 		}
 		if top == nil { // empty or comments only
 			continue
 		}
-		docs, tops = append(docs, []byte(doc)), append(tops, top)
+		docs, tops = append(docs, doc), append(tops, top)
 	}
 	switch len(docs) {
 	case 0:
@@ -88,7 +95,7 @@ func decodeInput(data []byte) (in input, err error) {
 			validation: &bb.Spec.Validation}, nil
 	}
 
-	in = input{defaults: hardware.Defaults{Engine: v1alpha1.EngineBeeGFS}}
+	in := input{defaults: hardware.Defaults{Engine: v1alpha1.EngineBeeGFS}}
 	if _, ok := top["hardware"]; ok && len(top) == 1 {
 		var wrapped struct {
 			Hardware *v1alpha1.HardwareSpec `json:"hardware"`

@@ -23,9 +23,14 @@ type runtimeError struct{ err error }
 func (e runtimeError) Error() string { return e.err.Error() }
 func (e runtimeError) Unwrap() error { return e.err }
 
-// run is main without os.Exit, for tests.
+// run is main without os.Exit.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCommand(stdin)
+	return runWith(args, stdin, stdout, stderr, newClient)
+}
+
+// runWith is run with the limits command's client factory, for tests.
+func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer, nc newClientFunc) int {
+	root := newRootCommand(stdin, nc)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -41,7 +46,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitInvalid
 }
 
-func newRootCommand(stdin io.Reader) *cobra.Command {
+func newRootCommand(stdin io.Reader, nc newClientFunc) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kubectl-beeburst",
 		Short: "beeburst's kubectl plugin: burst buffer limits",
@@ -51,6 +56,6 @@ operator publishes for them (the staged limit method: theory, components, sweep,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newEstimateCommand(stdin), newLimitsCommand())
+	root.AddCommand(newEstimateCommand(stdin), newLimitsCommand(nc))
 	return root
 }

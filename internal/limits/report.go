@@ -29,6 +29,9 @@ type Report struct {
 	Stragglers *Stragglers
 	// Warnings are all findings, in order.
 	Warnings []Warning
+	// SweepPoints, when set, are printed as stage 3's grid (WriteSweepGrid) before the
+	// warnings: the plugin's -o wide.
+	SweepPoints []Point
 }
 
 // NodeComponents is one node's stage-2 figures.
@@ -131,6 +134,11 @@ func WriteTable(w io.Writer, r Report) error {
 	if len(r.Monitoring) > 0 {
 		ew.printf("\n")
 		writeMonitoring(ew, r)
+	}
+	if len(r.SweepPoints) > 0 {
+		if err := WriteSweepGrid(ew, r.SweepPoints, 0); err != nil && ew.err == nil {
+			return err
+		}
 	}
 	ew.printf("\nWARNINGS\n")
 	if len(r.Warnings) == 0 {
@@ -251,8 +259,13 @@ func sweepCell(sr *SweepResult, row string) string {
 		}
 		return fmt.Sprintf("%.4f of %s", float64(*sr.Efficiency), sr.Limit)
 	case "plateau":
-		return fmt.Sprintf("%s = %d processes, %s", sr.Plateau, int64(sr.Plateau.Nodes)*int64(sr.Plateau.ProcessesPerNode),
-			sr.PlateauBytesPerSecond)
+		s := fmt.Sprintf("%s = %d processes", sr.Plateau, int64(sr.Plateau.Nodes)*int64(sr.Plateau.ProcessesPerNode))
+		// A report rebuilt from a status knows the plateau's point but not always its figure
+		// (the status does not carry it): no figure then, rather than "unknown".
+		if sr.PlateauBytesPerSecond.Known() {
+			s += ", " + sr.PlateauBytesPerSecond.String()
+		}
+		return s
 	case "parallelism":
 		if sr.ParallelismLimit == nil {
 			return ""
@@ -359,4 +372,72 @@ func (h Hardware) Describe() []string {
 		out = append(out, fabric)
 	}
 	return out
+}
+
+// WriteSweepGrid renders measured sweep points as one grid per operation, M nodes down and
+// N processes per node across (METHOD.md's table), marking the best point with * and the
+// plateau (the first point reaching share x B; 0 means DefaultPlateauShare) with +.
+// Points are checked as AnalyzeSweep checks them.
+func WriteSweepGrid(w io.Writer, points []Point, share float64) error {
+	if share == 0 {
+		share = DefaultPlateauShare
+	}
+	byOp := map[Operation][]Point{}
+	for i, p := range points {
+		if err := p.validate(); err != nil {
+			return fmt.Errorf("sweep point %d: %w", i+1, err)
+		}
+		byOp[p.Operation] = append(byOp[p.Operation], p)
+	}
+	ew := &errWriter{w: w}
+	for _, op := range Operations {
+		pts := byOp[op]
+		if len(pts) == 0 {
+			continue
+		}
+		best, plateau := BestAndPlateau(pts, share)
+		var ms, ns []int
+		cell := map[[2]int]string{}
+		for _, p := range pts {
+			if _, ok := cell[[2]int{p.Nodes, 0}]; !ok {
+				cell[[2]int{p.Nodes, 0}] = ""
+				ms = append(ms, p.Nodes)
+			}
+			if _, ok := cell[[2]int{0, p.ProcessesPerNode}]; !ok {
+				cell[[2]int{0, p.ProcessesPerNode}] = ""
+				ns = append(ns, p.ProcessesPerNode)
+			}
+			mark := ""
+			if p == best {
+				mark += "*"
+			}
+			if p == plateau {
+				mark += "+"
+			}
+			cell[[2]int{p.Nodes, p.ProcessesPerNode}] = FormatBytesPerSecond(p.BytesPerSecond) + mark
+		}
+		sort.Ints(ms)
+		sort.Ints(ns)
+		ew.printf("\n")
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+		header := []string{"STAGE 3 SWEEP " + strings.ToUpper(string(op))}
+		for _, n := range ns {
+			header = append(header, fmt.Sprintf("N=%d", n))
+		}
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+		for _, m := range ms {
+			row := []string{fmt.Sprintf("M=%d", m)}
+			for _, n := range ns {
+				c, ok := cell[[2]int{m, n}]
+				if !ok {
+					c = "-"
+				}
+				row = append(row, c)
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		_ = tw.Flush()
+		ew.printf("  M nodes x N processes per node; * best B, + plateau (the first point reaching %.0f%% of B)\n", share*100)
+	}
+	return ew.err
 }

@@ -66,7 +66,18 @@ type SweepPoint struct {
 }
 
 func (s SweepPoint) String() string {
-	return fmt.Sprintf("%d nodes x %d processes", s.Nodes, s.ProcessesPerNode)
+	return plural(s.Nodes, "node") + " x " + plural(s.ProcessesPerNode, "process")
+}
+
+// plural is "1 node", "2 nodes", "1 process", "4 processes".
+func plural(n int, noun string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case strings.HasSuffix(noun, "s"):
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // SweepResult is the analysis of one operation's sweep (stage 3).
@@ -140,7 +151,7 @@ func AnalyzeSweep(h Hardware, lim Limits, points []Point, opt SweepOptions) (Swe
 	}
 	share := opt.PlateauShare
 	if share == 0 {
-		share = 0.95
+		share = DefaultPlateauShare
 	}
 	if !(share > 0 && share <= 1) {
 		return Sweep{}, fmt.Errorf("sweep: plateau share must be in (0, 1], not %g", share)
@@ -184,22 +195,7 @@ func AnalyzeSweep(h Hardware, lim Limits, points []Point, opt SweepOptions) (Swe
 
 func analyzeOp(h Hardware, ol OperationLimit, op Operation, pts []Point, share, minEff, tolerance float64) (*SweepResult, []Warning) {
 	var ws []Warning
-	// Best: the highest B; ties go to fewer processes, then fewer nodes.
-	best := pts[0]
-	for _, p := range pts[1:] {
-		if p.BytesPerSecond > best.BytesPerSecond ||
-			(p.BytesPerSecond == best.BytesPerSecond && smaller(p, best)) {
-			best = p
-		}
-	}
-	// Plateau: the fewest processes (ties: fewest nodes) reaching share x B.
-	var plateau *Point
-	for i := range pts {
-		p := pts[i]
-		if p.BytesPerSecond >= share*best.BytesPerSecond && (plateau == nil || smaller(p, *plateau)) {
-			plateau = &pts[i]
-		}
-	}
+	best, plateau := BestAndPlateau(pts, share)
 	res := &SweepResult{
 		Operation:             op,
 		BestBytesPerSecond:    Bytes(best.BytesPerSecond),
@@ -250,6 +246,30 @@ func analyzeOp(h Hardware, ol OperationLimit, op Operation, pts []Point, share, 
 			op, float64(*res.Efficiency), res.BestBytesPerSecond, res.Best, ol.Limit, minEff)})
 	}
 	return res, ws
+}
+
+// DefaultPlateauShare is the share of the best B that counts as the plateau.
+const DefaultPlateauShare = 0.95
+
+// BestAndPlateau finds, among the points of one operation, the best (the highest B; ties go
+// to fewer processes, then fewer nodes) and the plateau (the fewest processes, ties: fewest
+// nodes, reaching share x B). AnalyzeSweep and the sweep's plot both use it, so that a
+// picture marks the same points the status names. pts must not be empty.
+func BestAndPlateau(pts []Point, share float64) (best, plateau Point) {
+	best = pts[0]
+	for _, p := range pts[1:] {
+		if p.BytesPerSecond > best.BytesPerSecond ||
+			(p.BytesPerSecond == best.BytesPerSecond && smaller(p, best)) {
+			best = p
+		}
+	}
+	plateau = best
+	for _, p := range pts {
+		if p.BytesPerSecond >= share*best.BytesPerSecond && smaller(p, plateau) {
+			plateau = p
+		}
+	}
+	return best, plateau
 }
 
 // smaller orders points by processes, then nodes.
