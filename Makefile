@@ -54,9 +54,9 @@ vet: ## go vet.
 
 .PHONY: verify
 verify: manifests generate fmt ## Regenerate everything and fail if the tree changed.
-	@if [ -n "$$(git status --porcelain -- api config charts controllers internal cmd)" ]; then \
+	@if [ -n "$$(git status --porcelain -- api config charts controllers internal cmd test hack)" ]; then \
 	  echo "verify: generated files are out of date; run 'make manifests generate fmt' and commit:"; \
-	  git status --porcelain -- api config charts controllers internal cmd; git --no-pager diff --stat; exit 1; fi
+	  git status --porcelain -- api config charts controllers internal cmd test hack; git --no-pager diff --stat; exit 1; fi
 	@echo "verify: generated files are up to date"
 
 ##@ Test

@@ -8,6 +8,9 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -481,4 +484,42 @@ func TestMgmtdDBFileIsItsOwnArgument(t *testing.T) {
 		}
 	}
 	t.Fatalf("no --db-file in %v", args)
+}
+
+// Found by the first real run: beegfs-go exits 1 after a command that succeeded when mgmtd
+// cannot verify licences at all (8.3.1 built from the public sources: no libbeegfs-license).
+// The scripts' bee function forgives exactly that, and nothing else.
+func TestCLIForgivesOnlyTheLicenceCheck(t *testing.T) {
+	dir := t.TempDir()
+	fake := `#!/bin/sh
+case "$FAKE" in
+licence) echo "m:1   meta  target_meta_1  m:1  (n/a)  Online  16s ago  Good  Healthy"
+         echo "Error: unable to verify licensed status: rpc error: code = Unknown desc = Get license: License verification library not loaded." >&2
+         exit 1 ;;
+broken)  echo "Error: rpc error: code = Unavailable desc = connection refused" >&2; exit 1 ;;
+*)       echo "fine"; exit 0 ;;
+esac
+`
+	if err := os.WriteFile(filepath.Join(dir, "beegfs"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := testInstance(1)
+	for _, tc := range []struct {
+		fake string
+		code int
+		out  string
+	}{{"licence", 0, "Online  16s ago  Good"}, {"broken", 1, "connection refused"}, {"ok", 0, "fine"}} {
+		cmd := exec.Command("sh", "-c", in.cliFunc()+"bee target list --state")
+		cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "FAKE="+tc.fake)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code || !strings.Contains(string(out), tc.out) {
+			t.Errorf("%s: exit %d, output %q; want exit %d with %q", tc.fake, code, out, tc.code, tc.out)
+		}
+	}
 }

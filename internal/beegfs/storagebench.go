@@ -100,7 +100,7 @@ func (in Instance) StorageBenchScript(p StorageBenchPlan) string {
 		flags += " --odirect"
 	}
 	return fmt.Sprintf(`set -u
-B="%s --raw"
+%sB="bee --raw"
 F="%s --wait=2s --verbose --unadorned"
 out=/tmp/storagebench
 stop() {
@@ -128,7 +128,7 @@ $B benchmark cleanup > $out.cleanup 2>&1 & wait $!; c=$?
   [ $c -eq 0 ] || { echo "== cleanup (exit $c) =="; keep $out.cleanup; }
 } | head -c 4096 > /dev/termination-log
 [ $w -eq 0 ] && [ $r -eq 0 ]
-`, in.cli(), flags)
+`, in.cliFunc(), flags)
 }
 
 // The parser of the task's termination message is its own package, with no Kubernetes in
