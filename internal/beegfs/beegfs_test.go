@@ -509,7 +509,8 @@ esac
 		code int
 		out  string
 	}{{"licence", 0, "Online  16s ago  Good"}, {"broken", 1, "connection refused"}, {"ok", 0, "fine"}} {
-		cmd := exec.Command("sh", "-c", in.cliFunc()+"bee target list --state")
+		// Under set -e too, as the stripe script runs it.
+		cmd := exec.Command("sh", "-c", "set -eu\n"+in.cliFunc()+"bee target list --state")
 		cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "FAKE="+tc.fake)
 		out, err := cmd.CombinedOutput()
 		code := 0

@@ -257,7 +257,7 @@ func (in Instance) cli() string {
 // (8.3.1), where it kept the readiness check failing forever.
 func (in Instance) cliFunc() string {
 	return fmt.Sprintf(`bee() {
-  _o=$(%s "$@" 2>&1); _r=$?
+  _r=0; _o=$(%s "$@" 2>&1) || _r=$?
   printf '%%s\n' "$_o"
   if [ $_r -ne 0 ] && printf '%%s\n' "$_o" | tail -n 3 | grep -q 'unable to verify licensed status'; then _r=0; fi
   return $_r
