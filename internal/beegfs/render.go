@@ -258,8 +258,11 @@ func (in Instance) cli() string {
 func (in Instance) cliFunc() string {
 	return fmt.Sprintf(`bee() {
   _r=0; _o=$(%s "$@" 2>&1) || _r=$?
+  if [ $_r -ne 0 ] && printf '%%s\n' "$_o" | tail -n 3 | grep -q 'unable to verify licensed status'; then
+    printf '%%s\n' "$_o" | grep -v 'unable to verify licensed status'
+    return 0
+  fi
   printf '%%s\n' "$_o"
-  if [ $_r -ne 0 ] && printf '%%s\n' "$_o" | tail -n 3 | grep -q 'unable to verify licensed status'; then _r=0; fi
   return $_r
 }
 `, in.cli())
