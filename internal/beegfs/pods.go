@@ -167,6 +167,7 @@ func (in Instance) ClientPod(i int, node string) *corev1.Pod {
 	c.Env = []corev1.EnvVar{
 		{Name: "CLIENT_CONF", Value: in.ClientConf(node)},
 		{Name: "MOUNT_POINT", Value: MountPoint(in.BB)},
+		{Name: "BB_UID", Value: string(in.BB.UID)},
 	}
 	// The client's UDP port, shifted: declared so that two instances can never share it.
 	c.Ports = []corev1.ContainerPort{{Name: "client-udp", ContainerPort: p.Client, HostPort: p.Client, Protocol: corev1.ProtocolUDP}}
@@ -175,7 +176,7 @@ func (in Instance) ClientPod(i int, node string) *corev1.Pod {
 	})
 	c.ReadinessProbe = &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
-			"/bin/sh", "-c", fmt.Sprintf("grep -qs ' %s beegfs ' /proc/mounts", MountPoint(in.BB)),
+			"/bin/sh", "-c", fmt.Sprintf("grep -qs ' %s beegfs .*cfgFile=/tmp/beegfs-client-%s.conf' /proc/mounts", MountPoint(in.BB), in.BB.UID),
 		}}},
 		PeriodSeconds: 5,
 	}

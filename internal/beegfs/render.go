@@ -314,16 +314,31 @@ echo "root stripe pattern: chunk size %s over %d target(s)" | tee /dev/terminati
 // `mount -t beegfs beegfs_nodev <dir> -ocfgFile=<conf>,_netdev`. The kernel module reads
 // cfgFile and connAuthFile at mount time in the mounting process' context, so the container's
 // own paths work.
+//
+// The configuration file is named after the burst buffer's UID, and the kernel shows it in the
+// mount options, so a mount is recognisably this burst buffer's. That matters after a restart:
+// the container keeps a mount it finds (a restart in place), but a beegfs mount of an earlier
+// burst buffer of the same name, leaked when its client was killed, is detached first instead
+// of being taken for this one.
+//
+// Unmounting must end within the pod's grace period even when the services are already gone
+// (a namespace deleted with everything in it: the namespace controller stops services and
+// clients at once), or the kubelet kills the container and the mount leaks. So: a clean
+// unmount with a time limit, then a forced one, then a lazy one (found by the first real run).
 const ClientScript = `set -eu
-conf=/tmp/beegfs-client.conf
+conf=/tmp/beegfs-client-$BB_UID.conf
 printf '%s' "$CLIENT_CONF" > "$conf"
 mkdir -p "$MOUNT_POINT"
 unmount() {
-  umount "$MOUNT_POINT" 2>/dev/null || umount -l "$MOUNT_POINT" 2>/dev/null || true
+  timeout 20 umount "$MOUNT_POINT" 2>/dev/null || umount -f "$MOUNT_POINT" 2>/dev/null || umount -l "$MOUNT_POINT" 2>/dev/null || true
   rmdir "$MOUNT_POINT" 2>/dev/null || true
   exit 0
 }
 trap unmount TERM INT
+if grep -qs " $MOUNT_POINT beegfs " /proc/mounts && ! grep -qs " $MOUNT_POINT beegfs .*cfgFile=$conf" /proc/mounts; then
+  echo "detaching a stale beegfs mount at $MOUNT_POINT (not this burst buffer's)"
+  umount -l "$MOUNT_POINT"
+fi
 if ! grep -qs " $MOUNT_POINT beegfs " /proc/mounts; then
   if ! out=$(mount -t beegfs beegfs_nodev "$MOUNT_POINT" -ocfgFile="$conf",_netdev 2>&1); then
     # The kernel client says why in the kernel log (a refused registration, an unreachable
