@@ -581,9 +581,9 @@ type BeeGFSImages struct {
 }
 
 // ImageReference is a container image: [registry[:port]/]repository[:tag][@sha256:digest],
-// e.g. ghcr.io/thinkparq/beegfs-meta:8.2.
+// e.g. ghcr.io/thinkparq/beegfs-meta:8.3.1.
 // +kubebuilder:validation:MaxLength=512
-// +kubebuilder:validation:XValidation:rule="self.matches('^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?([.][A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]+)?/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$')",message="must be an image reference such as ghcr.io/thinkparq/beegfs-meta:8.2 (registry, lower-case repository, tag, digest)"
+// +kubebuilder:validation:XValidation:rule="self.matches('^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?([.][A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]+)?/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$')",message="must be an image reference such as ghcr.io/thinkparq/beegfs-meta:8.3.1 (registry, lower-case repository, tag, digest)"
 type ImageReference string
 
 // Phase is a one-word summary of where a burst buffer is in its life. Conditions carry the

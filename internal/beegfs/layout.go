@@ -9,11 +9,12 @@ import (
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
-// Version is the BeeGFS release the default images are pinned to. The official images are
-// tagged major.minor (ghcr.io/thinkparq/beegfs-mgmtd:8.1 is in public use; 8.2 is the release
-// the current documentation at doc.beegfs.io describes). Not checked against the registry from
-// here: there is no registry access on the build machines.
-const Version = "8.2"
+// Version is the BeeGFS release the default images are pinned to: 8.3.1, the newest release
+// (ThinkParQ/beegfs tag 8.3.1, November 2026), against which the engine ran end to end here
+// (docs/beegfs.md: built from the public sources, the same release on every piece). The
+// official images are built per release by ThinkParQ/beegfs-containers' CI from the Git tag;
+// the tag is not checked against the registry from here (no registry access on our machines).
+const Version = "8.3.1"
 
 // Default images. ThinkParQ publishes server images only (ThinkParQ/beegfs-containers,
 // README: "only server images exist today"); the tools image with the `beegfs` CLI and

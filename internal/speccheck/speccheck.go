@@ -204,7 +204,7 @@ func Spec(bb *v1alpha1.BurstBuffer) field.ErrorList {
 				value v1alpha1.ImageReference
 			}{{"management", im.Management}, {"metadata", im.Metadata}, {"storage", im.Storage}, {"client", im.Client}} {
 				if f.value != "" && (len(f.value) > 512 || !imageRE.MatchString(string(f.value))) {
-					errs = append(errs, field.Invalid(ip.Child(f.name), string(f.value), "must be an image reference such as ghcr.io/thinkparq/beegfs-meta:8.2"))
+					errs = append(errs, field.Invalid(ip.Child(f.name), string(f.value), "must be an image reference such as ghcr.io/thinkparq/beegfs-meta:8.3.1"))
 				}
 			}
 		}
