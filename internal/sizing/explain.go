@@ -344,10 +344,11 @@ func (p *planner) networkText() string {
 	case p.req.FixedClients != nil && !f.Bisection.Known():
 		return fmt.Sprintf("the %s' links bound what reaches the servers", plural(p.req.FixedClients.Nodes, "client node"))
 	case f.Bisection.Known() && f.ServiceTrafficBytesPerSecond > 0:
-		return fmt.Sprintf("the fabric's bisection of %s, less %s of service traffic, bounds the data that crosses it", f.Bisection,
-			limits.FormatBytesPerSecond(f.ServiceTrafficBytesPerSecond))
+		return fmt.Sprintf("the fabric's bisection of %s (%s), less %s of service traffic, bounds the data that crosses it", f.Bisection,
+			limits.FormatBitsPerSecond(f.Bisection.Value()*8), limits.FormatBytesPerSecond(f.ServiceTrafficBytesPerSecond))
 	case f.Bisection.Known():
-		return fmt.Sprintf("the fabric's bisection of %s bounds the data that crosses it", f.Bisection)
+		return fmt.Sprintf("the fabric's bisection of %s (%s) bounds the data that crosses it", f.Bisection,
+			limits.FormatBitsPerSecond(f.Bisection.Value()*8))
 	}
 	return "the links bound the data that crosses the network"
 }
@@ -434,7 +435,7 @@ func (p *planner) notes(nodes []NodeUse) []string {
 	case len(summary) == 0:
 	case !anyMeasured:
 		out = append(out, "no fresh measurement of these nodes: the prediction stands on documented or discovered figures ("+
-			strings.Join(summary, "; ")+"); stage 2 measures them")
+			strings.Join(summary, "; ")+")")
 	default:
 		out = append(out, "figures used: "+strings.Join(summary, "; "))
 	}
