@@ -101,10 +101,11 @@ func firstLine(s string) string {
 }
 
 // shortfall says why the chosen set falls short and what would meet the target: more nodes
-// like the candidates (extrapolated with the same model), or nothing, because the network
-// caps it. set is the chosen nodes, base the nodes an extrapolation adds to (every usable
-// candidate when choosing, the given nodes when checking).
-func (p *planner) shortfall(d *Decision, set, base []resolved, steps []Step) {
+// like the median chosen node, added to the chosen (closest) set in the same model - a
+// candidate left out did not help, e.g. a slow node that would bound an evenly striped file
+// system - or nothing, because the network caps it. pool is every node that could be taken
+// (to name those whose figures are missing), steps the counts evaluated.
+func (p *planner) shortfall(d *Decision, set, pool []resolved, steps []Step) {
 	// A prediction that is unknown cannot be extrapolated.
 	var unknown []string
 	for _, op := range p.ops {
@@ -133,10 +134,10 @@ func (p *planner) shortfall(d *Decision, set, base []resolved, steps []Step) {
 		return
 	}
 
+	base := set
 	typical := median(base, p.needsLinks())
 	d.MoreLike = typical.name
 	like := typical
-	like.like = typical.name
 	ext := append([]resolved(nil), base...)
 	all := append([]Step(nil), steps...)
 	lastGain, bestScore := 0, -1.0
@@ -148,7 +149,7 @@ func (p *planner) shortfall(d *Decision, set, base []resolved, steps []Step) {
 		if p.unknownIn(st) {
 			d.Cause = CauseUnknownFigures
 			var missing []string
-			for _, r := range base {
+			for _, r := range pool {
 				if !r.link.Known() {
 					missing = append(missing, r.name)
 				}

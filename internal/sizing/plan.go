@@ -282,8 +282,6 @@ type resolved struct {
 	link, write, read, capacity Evidence
 	key                         float64
 	missing                     []string
-	// synthetic copies stand for "more nodes like this one".
-	like string
 }
 
 type planner struct {
@@ -334,7 +332,7 @@ func Plan(req Request) (Decision, error) {
 	}
 
 	var nodes []resolved // the nodes in the order they are taken
-	var base []resolved  // the nodes an extrapolation starts from
+	var base []resolved  // every node that could be taken
 	if d.Mode == ModeCheck {
 		nodes = all[:req.Count]
 		base = nodes
@@ -393,6 +391,8 @@ func Plan(req Request) (Decision, error) {
 			d.State, d.ThinMargin = StatePredicted, true
 		default:
 			d.State = StateUnreachable
+			// More nodes are added to the closest set: a candidate that did not help (a slow
+			// node bounding an evenly striped file system) is not in it.
 			p.shortfall(&d, set, base, steps)
 			if d.Cause == CauseUnknownFigures {
 				d.State = StateUnknown
@@ -519,29 +519,23 @@ func (p *planner) before(a, b resolved) bool {
 
 func (p *planner) needsLinks() bool { return !p.req.Local }
 
-// model is the stage-1 input for a set of nodes: each node a server with its own figures;
-// the clients are the same nodes (co-located, the slowest link for all) unless a fixed client
+// model is the stage-1 input for a set of nodes. Private scratch (local): each node its own
+// figures, summed - every process uses only its own node. A shared file system (beegfs, or
+// servers with clients elsewhere) stripes data evenly over its nodes, so the slowest node
+// bounds every node's share, as stage 1 models it: each node counts with the set's slowest
+// device and link figures. The clients are the same nodes (co-located) unless a fixed client
 // side is given.
 func (p *planner) model(set []resolved) limits.Hardware {
 	ppn := max(p.req.ProcessesPerNode, 1)
 	h := limits.Hardware{Fabric: p.req.Fabric, Local: p.req.Local}
-	slowest := limits.Unknown
-	allLinks := true
+	write, read, link := slowest(set, func(r resolved) Evidence { return r.write }), slowest(set, func(r resolved) Evidence { return r.read }),
+		slowest(set, func(r resolved) Evidence { return r.link })
 	for _, r := range set {
 		s := limits.ServerNode{Name: r.name, Devices: 1, DeviceWrite: figure(r.write), DeviceRead: figure(r.read)}
 		if !p.req.Local {
-			s.Link = figure(r.link)
+			s.DeviceWrite, s.DeviceRead, s.Link = write, read, link
 		}
 		h.Servers = append(h.Servers, s)
-		switch {
-		case !r.link.Known():
-			allLinks = false
-		case !slowest.Known() || r.link.Value < slowest.Value():
-			slowest = limits.Bytes(r.link.Value)
-		}
-	}
-	if !allLinks {
-		slowest = limits.Unknown
 	}
 	switch {
 	case p.req.FixedClients != nil:
@@ -553,12 +547,27 @@ func (p *planner) model(set []resolved) limits.Hardware {
 		h.Clients = limits.Clients{Nodes: len(set), ProcessesPerNode: ppn}
 	default:
 		h.Colocated = true
-		h.Clients = limits.Clients{Nodes: len(set), ProcessesPerNode: ppn, Link: slowest}
-		if len(set) > 1 && slowest.Known() {
-			h.Notes = append(h.Notes, "client link: the slowest chosen node's")
-		}
+		h.Clients = limits.Clients{Nodes: len(set), ProcessesPerNode: ppn, Link: link}
+	}
+	if !p.req.Local && len(set) > 1 {
+		h.Notes = append(h.Notes, "data striped evenly: every node counts with the slowest chosen node's figures")
 	}
 	return h
+}
+
+// slowest is the smallest of a figure over a set, unknown when a node's is.
+func slowest(set []resolved, get func(resolved) Evidence) limits.Figure {
+	out := limits.Unknown
+	for _, r := range set {
+		e := get(r)
+		if !e.Known() {
+			return limits.Unknown
+		}
+		if !out.Known() || e.Value < out.Value() {
+			out = limits.Bytes(e.Value)
+		}
+	}
+	return out
 }
 
 func figure(e Evidence) limits.Figure {

@@ -129,6 +129,22 @@ func TestPlan(t *testing.T) {
 			msg: []string{"read: 562.5 MB/s predicted (network)"},
 		},
 		{
+			name: "beegfs stripes evenly: the slowest chosen node bounds every node's share",
+			req: Request{Target: Target{Write: 500e6, Margin: 0.1}, Candidates: []Candidate{
+				node("slow", 100e6, 200e6, 1.25e9), node("fast-1", 300e6, 600e6, 1.25e9), node("fast-2", 300e6, 600e6, 1.25e9)}},
+			state: StatePredicted, count: 2, mds: 1, chosen: []string{"fast-1", "fast-2"},
+			msg: []string{"write: 600 MB/s predicted (devices)"},
+		},
+		{
+			name: "beegfs: a slow node does not help, one more fast node would",
+			req: Request{Target: Target{Write: 700e6, Margin: 0.1}, Candidates: []Candidate{
+				node("slow", 100e6, 200e6, 1.25e9), node("fast-1", 300e6, 600e6, 1.25e9), node("fast-2", 300e6, 600e6, 1.25e9)}},
+			// 3 nodes: 3 x 100 MB/s; the closest is the two fast ones (600 MB/s), and a third
+			// like them gives 900 MB/s >= 770.
+			state: StateUnreachable, count: 2, mds: 1, cause: CauseTooFewNodes, more: 1,
+			msg: []string{"No count of the 3 usable candidate nodes meets the target; the closest is 2 nodes", "1 more like fast-1 (3 in all)"},
+		},
+		{
 			name: "capacity target: the count that holds it",
 			req: Request{Target: Target{Capacity: 10 << 30, Margin: 0.1}, Local: true, Candidates: []Candidate{
 				{Name: "a", Capacity: ev(4<<30, SourceDiscovered)}, {Name: "b", Capacity: ev(4<<30, SourceDiscovered)},
