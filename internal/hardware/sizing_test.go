@@ -217,3 +217,21 @@ func TestTruncate(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// With no nodes.count (a target chose it), the limits are computed for the nodes chosen.
+func TestDefaultsForChosenCount(t *testing.T) {
+	bb := &v1alpha1.BurstBuffer{Spec: v1alpha1.BurstBufferSpec{Target: &v1alpha1.TargetSpec{WriteBytesPerSecond: q("1G")}},
+		Status: v1alpha1.BurstBufferStatus{Nodes: []v1alpha1.NodeStatus{{Name: "a"}, {Name: "b"}, {Name: "c"}}}}
+	if d := DefaultsFor(bb); d.Nodes != 3 || d.Engine != v1alpha1.EngineBeeGFS {
+		t.Errorf("defaults %+v", d)
+	}
+	bb.Status.Nodes = nil
+	if d := DefaultsFor(bb); d.Nodes != 1 {
+		t.Errorf("before nodes are chosen: %+v", d)
+	}
+	bb.Spec.Nodes.Count = 2
+	bb.Status.Nodes = []v1alpha1.NodeStatus{{Name: "a"}}
+	if d := DefaultsFor(bb); d.Nodes != 2 {
+		t.Errorf("nodes.count given: %+v", d)
+	}
+}
