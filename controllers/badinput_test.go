@@ -241,6 +241,29 @@ var _ = Describe("Bad input", func() {
 		Entry("a stripe width of 0", `layout: {stripeWidth: 0}`, refusedAt("spec.layout.stripeWidth", "greater than or equal to 1")),
 		Entry("5000 nodes", `nodes: {count: 5000}`, refusedAt("spec.nodes.count", "less than or equal to 1024")),
 
+		// Issue 16: a target, the chunk-size policy, the workload pattern, a comparison.
+		Entry("a target with no figure", `target: {marginPercent: 20}`, refusedAt("spec.target", "target must name at least one figure: writeBytesPerSecond, readBytesPerSecond, capacity or metadataOperationsPerSecond")),
+		Entry("a target of zero bytes per second", `target: {writeBytesPerSecond: 0}`, refusedAt("spec.target.writeBytesPerSecond", "target.writeBytesPerSecond must be greater than zero")),
+		Entry("a negative read target", `target: {readBytesPerSecond: -1G}`, refusedAt("spec.target.readBytesPerSecond", "target.readBytesPerSecond must be greater than zero")),
+		Entry("a write target of 2 PB/s, a unit mistake", `target: {writeBytesPerSecond: 2P}`, refusedAt("spec.target.writeBytesPerSecond", "must be at most 1P (1 PB/s); it is in bytes per second")),
+		Entry("a capacity target of 2Ei", `target: {capacity: 2Ei}`, refusedAt("spec.target.capacity", "target.capacity must be at most 1Ei")),
+		Entry("a zero capacity target", `target: {capacity: "0"}`, refusedAt("spec.target.capacity", "target.capacity must be greater than zero")),
+		Entry("zero metadata operations", `target: {metadataOperationsPerSecond: 0}`, refusedAt("spec.target.metadataOperationsPerSecond", "greater than or equal to 1")),
+		Entry("1e12 metadata operations", `target: {metadataOperationsPerSecond: 1000000000000}`, refusedAt("spec.target.metadataOperationsPerSecond", "less than or equal to 10000000000")),
+		Entry("a margin of 150%", `target: {writeBytesPerSecond: 1G, marginPercent: 150}`, refusedAt("spec.target.marginPercent", "less than or equal to 100")),
+		Entry("an unknown chunk-size policy", `layout: {chunkSizePolicy: Best}`, refusedAt("spec.layout.chunkSizePolicy", "Unsupported value")),
+		Entry("chunk-size tuning on the local engine", `{validation: {profile: quick}, layout: {chunkSizePolicy: Auto}}`, refusedAt("spec", "layout.chunkSizePolicy Auto tunes BeeGFS's stripe chunk size: it needs engine beegfs")),
+		Entry("chunk-size tuning without measuring", `{engine: beegfs, layout: {chunkSizePolicy: Auto}}`, refusedAt("spec", "layout.chunkSizePolicy Auto measures each chunk size on the new file system: it needs validation.profile quick or standard, not none")),
+		Entry("an unknown workload pattern", `workload: {pattern: Striped}`, refusedAt("spec.workload.pattern", "Unsupported value")),
+		Entry("a comparison with two things", `validation: {profile: quick, compareWith: {persistentVolumeClaim: {claimName: data}, nodeLocal: {path: /scratch}}}`, refusedAt("spec.validation.compareWith", "validation.compareWith needs exactly one of persistentVolumeClaim and nodeLocal")),
+		Entry("a comparison with nothing", `validation: {profile: quick, compareWith: {}}`, refusedAt("spec.validation.compareWith", "exactly one of persistentVolumeClaim and nodeLocal")),
+		Entry("a comparison without measuring", `validation: {compareWith: {persistentVolumeClaim: {claimName: data}}}`, refusedAt("spec", "validation.compareWith runs the ideal workload on the burst buffer and on the other storage: it needs validation.profile quick or standard")),
+		Entry("the local engine compared with its own drive", `validation: {profile: quick, compareWith: {nodeLocal: {}}}`, refusedAt("spec", "validation.compareWith.nodeLocal would compare the local engine with its own drive")),
+		Entry("the local engine compared with its own path, named", `validation: {profile: quick, compareWith: {nodeLocal: {path: /mnt/nvme}}}`, refusedAt("spec", "would compare the local engine with its own drive")),
+		Entry("a comparison on /etc", `validation: {profile: quick, compareWith: {nodeLocal: {path: /etc/x}}}`, refusedAt("spec.validation.compareWith.nodeLocal.path", "compareWith.nodeLocal.path must not be a system directory")),
+		Entry("a comparison path that climbs", `validation: {profile: quick, compareWith: {nodeLocal: {path: /scratch/../etc}}}`, refusedAt("spec.validation.compareWith.nodeLocal.path", "must not contain '.' or '..' segments")),
+		Entry("a comparison claim that is no claim name", `validation: {profile: quick, compareWith: {persistentVolumeClaim: {claimName: "Data 1"}}}`, refusedAt("spec.validation.compareWith.persistentVolumeClaim.claimName", "must be a claim name")),
+
 		// Label selectors: the CRD schema cannot check their syntax; the operator does.
 		Entry("a node selector with an unknown operator", `nodes: {selector: {matchExpressions: [{key: zone, operator: Near, values: [a]}]}}`,
 			failsBeforePods(v1alpha1.ReasonInvalidSpec, "spec.nodes.selector")),
@@ -255,6 +278,44 @@ var _ = Describe("Bad input", func() {
 			text: "1 Ready, schedulable node(s) match spec.nodes, 3 wanted",
 		}),
 	)
+
+	// Issue 16's fields, valid: the API server takes them (the operator does not act on them
+	// yet), and a target chosen at creation stays.
+	It("takes a target, a pattern, chunk-size tuning and a comparison, and keeps the target", func() {
+		bb := localBB(ns, "sized", 1)
+		bb.Spec.Target = &v1alpha1.TargetSpec{WriteBytesPerSecond: ptr(resourceMust("250M")), ReadBytesPerSecond: ptr(resourceMust("500M")),
+			Capacity: ptr(resourceMust("10Gi")), MetadataOperationsPerSecond: ptr(int64(50000)), MarginPercent: 20}
+		bb.Spec.Workload.Pattern = v1alpha1.PatternSharedFile
+		createReady(ctx, bb)
+		cur := get(ctx, bb)
+		Expect(cur.Spec.Target.MarginPercent).To(Equal(int32(20)))
+		for _, mutate := range []func(*v1alpha1.BurstBuffer){
+			func(b *v1alpha1.BurstBuffer) { b.Spec.Target.WriteBytesPerSecond = ptr(resourceMust("1G")) },
+			func(b *v1alpha1.BurstBuffer) { b.Spec.Target = nil },
+		} {
+			var err error
+			Eventually(func() bool {
+				c := get(ctx, bb)
+				mutate(c)
+				err = k8s.Update(ctx, c)
+				return !apierrors.IsConflict(err)
+			}, timeout).Should(BeTrue())
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), fmt.Sprint(err))
+			Expect(err.Error()).To(Or(ContainSubstring("target is immutable"), ContainSubstring("target cannot be added or removed")))
+		}
+
+		// On no node (the selector matches none): only the API server's part is tested here.
+		beegfs := unstructuredBB(ns, "tuned", `engine: beegfs
+nodes: {count: 1, selector: {matchLabels: {pool: nowhere}}}
+layout: {chunkSizePolicy: Auto}
+workload: {pattern: LargeSequential}
+validation: {profile: quick, compareWith: {nodeLocal: {path: /scratch}}}
+target: {writeBytesPerSecond: 2G}`)
+		Expect(k8s.Create(ctx, beegfs)).To(Succeed())
+		b := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tuned"}}
+		Expect(get(ctx, b).Spec.Target.MarginPercent).To(Equal(int32(10)), "the margin's default")
+		deleteAndWait(ctx, b)
+	})
 
 	// Where data lives cannot change after creation (item 4); what a user needs to go on
 	// can: fix a failing stage-out, give the data up, extend a TTL.
@@ -287,6 +348,14 @@ var _ = Describe("Bad input", func() {
 		Entry("refuses a stripe width added later", func(b *v1alpha1.BurstBuffer) { b.Spec.Layout.StripeWidth = ptr(int32(1)) }, "layout is immutable"),
 		Entry("refuses another engine", func(b *v1alpha1.BurstBuffer) { b.Spec.Engine = v1alpha1.EngineBeeGFS }, "engine is immutable"),
 		Entry("refuses other nodes", func(b *v1alpha1.BurstBuffer) { b.Spec.Nodes.FromWorkload = true }, "nodes is immutable"),
+		Entry("refuses a target added later", func(b *v1alpha1.BurstBuffer) {
+			b.Spec.Target = &v1alpha1.TargetSpec{WriteBytesPerSecond: ptr(resourceMust("1G")), MarginPercent: 10}
+		}, "target cannot be added or removed after creation"),
+		Entry("refuses a workload pattern set later", func(b *v1alpha1.BurstBuffer) { b.Spec.Workload.Pattern = v1alpha1.PatternSharedFile }, "workload.pattern is immutable"),
+		Entry("accepts a comparison set later", func(b *v1alpha1.BurstBuffer) {
+			b.Spec.Validation.CompareWith = &v1alpha1.CompareWithSpec{PersistentVolumeClaim: &v1alpha1.PVCSource{ClaimName: "data"}}
+			b.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		}, ""),
 		Entry("refuses a bad ttl in an update too", func(b *v1alpha1.BurstBuffer) {
 			b.Spec.Teardown = v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAfterTTL, TTL: "-5m"}
 		}, "teardown.ttl must be a positive duration"),

@@ -66,6 +66,11 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.metadataServers) || !has(self.nodes) || !has(self.nodes.count) || self.layout.metadataServers <= self.nodes.count",message="layout.metadataServers must not exceed nodes.count: every metadata server runs on its own node; lower layout.metadataServers or raise nodes.count"
 // +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.stripeWidth) || !has(self.nodes) || !has(self.nodes.count) || self.layout.stripeWidth <= self.nodes.count * (has(self.layout.storageTargetsPerNode) ? self.layout.storageTargetsPerNode : 1)",message="layout.stripeWidth must not exceed the number of storage targets (nodes.count x layout.storageTargetsPerNode); lower the stripe width or add nodes"
 // +kubebuilder:validation:XValidation:rule="!has(self.validation) || !has(self.validation.sweep) || !has(self.validation.sweep.nodes) || !has(self.nodes) || !has(self.nodes.count) || self.validation.sweep.nodes.all(n, n <= self.nodes.count)",message="validation.sweep.nodes may not name more nodes than nodes.count"
+// +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.chunkSizePolicy) || self.layout.chunkSizePolicy != 'Auto' || !has(self.engine) || self.engine == 'beegfs'",message="layout.chunkSizePolicy Auto tunes BeeGFS's stripe chunk size: it needs engine beegfs (the local engine has no chunks)"
+// +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.chunkSizePolicy) || self.layout.chunkSizePolicy != 'Auto' || !has(self.validation) || !has(self.validation.profile) || self.validation.profile != 'none'",message="layout.chunkSizePolicy Auto measures each chunk size on the new file system: it needs validation.profile quick or standard, not none"
+// +kubebuilder:validation:XValidation:rule="!has(self.validation) || !has(self.validation.compareWith) || !has(self.validation.profile) || self.validation.profile != 'none'",message="validation.compareWith runs the ideal workload on the burst buffer and on the other storage: it needs validation.profile quick or standard, not none"
+// +kubebuilder:validation:XValidation:rule="!has(self.validation) || !has(self.validation.compareWith) || !has(self.validation.compareWith.nodeLocal) || !has(self.engine) || self.engine != 'local' || (has(self.validation.compareWith.nodeLocal.path) && self.validation.compareWith.nodeLocal.path != (has(self.storage) && has(self.storage.path) ? self.storage.path : '/mnt/nvme'))",message="validation.compareWith.nodeLocal would compare the local engine with its own drive: give another nodeLocal.path, or compare with a persistentVolumeClaim"
+// +kubebuilder:validation:XValidation:rule="has(self.target) == has(oldSelf.target)",message="target cannot be added or removed after creation: it chose the nodes; create a new BurstBuffer to change it"
 // +kubebuilder:validation:XValidation:rule="!has(self.hardware) || !has(self.hardware.colocated) || !self.hardware.colocated || !has(self.hardware.clients) || !has(self.hardware.servers) || !has(self.hardware.clients.nodes) || !has(self.hardware.servers.nodes) || self.hardware.clients.nodes == self.hardware.servers.nodes",message="hardware.colocated means clients and servers are the same nodes: hardware.clients.nodes and hardware.servers.nodes must be equal"
 type BurstBufferSpec struct {
 	// engine is the file system: "beegfs" (default; needs the BeeGFS client kernel module on
@@ -81,6 +86,31 @@ type BurstBufferSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="nodes is immutable; create a new BurstBuffer to change where it lives"
 	// +optional
 	Nodes NodesSpec `json:"nodes,omitzero"`
+
+	// target is what the job needs from its burst buffer: aggregate bandwidth over all its
+	// nodes, space, and optionally a metadata rate. Bandwidths are decimal bytes per second
+	// ("2G" is 2e9 B/s, not bits), capacity is bytes ("4Ti").
+	//
+	// How it meets nodes.count:
+	//   - without nodes.count, the operator chooses the count: the smallest number of the
+	//     candidate nodes (those nodes.selector selects; with nodes.fromWorkload, the
+	//     workload's nodes first) whose stage-1 limit meets every figure with marginPercent to
+	//     spare, fed with the best figure it has for each node - measured by a stage-2 probe
+	//     within validation.reuseComponentResultsFor, else documented (spec.hardware, then the
+	//     node's hardware.beeburst.io/* labels), else discovered (a link's speed);
+	//   - with nodes.count, the count is yours: the operator checks the target against those
+	//     nodes and says what would meet it.
+	//
+	// Either way status.target shows the decision (each node's figure and where it came from,
+	// the predicted limits, the margins), and after stage 3 the TargetMet condition says
+	// whether the measured figures meet the target and, when they do not, the bottleneck and
+	// what would meet it: so many more nodes, or that the network caps it. A target that no
+	// count of the candidate nodes can meet is not an error: the operator takes the count that
+	// comes closest, says why it falls short (TargetMet False, reason TargetUnreachable) and
+	// carries on. Immutable: it chooses the nodes at creation. See docs/sizing.md.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="target is immutable: it chose the nodes at creation; create a new BurstBuffer to change it"
+	// +optional
+	Target *TargetSpec `json:"target,omitempty"`
 
 	// storage says where on each node the burst buffer keeps its data. Immutable: data lives
 	// there from the first directory the operator creates.
@@ -213,6 +243,16 @@ type LayoutSpec struct {
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isInteger() && quantity(string(self)).asInteger() in [65536, 131072, 262144, 524288, 1048576, 2097152, 4194304, 8388608, 16777216, 33554432, 67108864, 134217728, 268435456, 536870912]",message="layout.chunkSize must be a power of two from 64Ki to 512Mi, e.g. 512Ki or 1Mi"
 	// +optional
 	ChunkSize *resource.Quantity `json:"chunkSize,omitempty"`
+
+	// chunkSizePolicy: Fixed (default) uses chunkSize. Auto measures 2-4 chunk sizes for
+	// spec.workload.pattern on the new file system before stage 3 - chunkSize first, the
+	// baseline, then the sizes that pattern favours, as many as a quarter of
+	// validation.timeBudget allows - each in a directory of its own, and keeps the best as the
+	// root directory's stripe pattern; a size must beat chunkSize by more than 5% to replace it.
+	// status.chunkSize shows the figures that chose it. beegfs engine only; needs
+	// validation.profile quick or standard.
+	// +optional
+	ChunkSizePolicy ChunkSizePolicy `json:"chunkSizePolicy,omitempty"`
 
 	// stripeWidth is the number of storage targets each file is striped over. Empty: 4, or
 	// all targets when there are fewer. Must not exceed the number of storage targets.
@@ -378,6 +418,12 @@ type ValidationSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|ms|s|m|h))+)$') && duration(self) <= duration('168h')",message="validation.reuseComponentResultsFor must be a duration from 0s to 168h, such as 0s, 30m or 24h"
 	// +optional
 	ReuseComponentResultsFor Duration `json:"reuseComponentResultsFor,omitempty"`
+
+	// compareWith names other storage - a PersistentVolumeClaim, or a node-local directory -
+	// on which the ideal workload runs too, so that status.comparison shows the burst buffer
+	// beside what the job would use without it.
+	// +optional
+	CompareWith *CompareWithSpec `json:"compareWith,omitempty"`
 }
 
 // SweepSpec is the stage-3 grid: every combination of nodes x processesPerNode.
@@ -416,6 +462,7 @@ type SweepSpec struct {
 }
 
 // WorkloadSpec says which pods use the burst buffer and where they see it.
+// +kubebuilder:validation:XValidation:rule="has(self.pattern) == has(oldSelf.pattern) && (!has(self.pattern) || self.pattern == oldSelf.pattern)",message="workload.pattern is immutable: the chunk size was chosen for it at creation"
 type WorkloadSpec struct {
 	// selector picks the workload's pods in the BurstBuffer's namespace. Pods it selects that
 	// carry the beeburst.io/ready scheduling gate stay unscheduled until the burst buffer is
@@ -433,6 +480,13 @@ type WorkloadSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!['/proc', '/sys', '/dev'].exists(p, self == p || self.startsWith(p + '/'))",message="workload.mountPath must not be /proc, /sys or /dev or below: the container runtime owns them"
 	// +optional
 	MountPath string `json:"mountPath,omitempty"`
+
+	// pattern is how the job's processes do their I/O: LargeSequential (each process its own
+	// files, large sequential blocks - N-N), SharedFile (one shared file, each process its own
+	// segments - N-1) or SmallRandom (4 KiB random). layout.chunkSizePolicy Auto tunes the
+	// chunk size for it. Empty: LargeSequential. Immutable.
+	// +optional
+	Pattern WorkloadPattern `json:"pattern,omitempty"`
 }
 
 // StageSpec is one copy between the burst buffer and durable storage: a PersistentVolumeClaim
@@ -611,7 +665,8 @@ type BurstBufferStatus struct {
 	Phase Phase `json:"phase,omitempty"`
 
 	// conditions: Ready summarises; LimitsEstimated, Provisioned, ComponentsMeasured,
-	// Validated, StagedIn, StagedOut and ClientsMounted tell the stages.
+	// Validated, StagedIn, StagedOut and ClientsMounted tell the stages; TargetMet, on a burst
+	// buffer with spec.target, whether it meets the target.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=32
@@ -676,6 +731,20 @@ type BurstBufferStatus struct {
 	// beegfs holds what the operator allocated for the beegfs engine.
 	// +optional
 	BeeGFS *BeeGFSStatus `json:"beegfs,omitempty"`
+
+	// target is the decision spec.target led to (the node count, each node's figure and its
+	// source, the predicted limits and margins) and, after stage 3, whether it was met.
+	// +optional
+	Target *TargetStatus `json:"target,omitempty"`
+
+	// chunkSize is the beegfs engine's stripe chunk size in use and, with
+	// layout.chunkSizePolicy Auto, the figures that chose it.
+	// +optional
+	ChunkSize *ChunkSizeStatus `json:"chunkSize,omitempty"`
+
+	// comparison is the burst buffer beside the storage validation.compareWith names.
+	// +optional
+	Comparison *ComparisonStatus `json:"comparison,omitempty"`
 
 	// validationStartTime is when stage 2 started; the time budget counts from here.
 	// +optional
@@ -1209,6 +1278,7 @@ type BeeGFSStatus struct {
 // +kubebuilder:printcolumn:name="Measured-W",type=string,JSONPath=`.status.summary.writeMeasured`,description="stage-3 best write bandwidth"
 // +kubebuilder:printcolumn:name="Eff",type=string,JSONPath=`.status.summary.efficiency`,description="measured / limit"
 // +kubebuilder:printcolumn:name="Bottleneck",type=string,JSONPath=`.status.summary.bottleneck`,priority=1
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.target.state`,priority=1,description="spec.target: Predicted, Met, NotMet, Unreachable or Unknown"
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type BurstBuffer struct {

@@ -24,12 +24,13 @@ type estimateOptions struct {
 	output               *outputFlags
 	minEfficiencyPercent int32
 	stragglerPercent     int32
+	sizing               sizingOptions
 }
 
 func newEstimateCommand(stdin io.Reader) *cobra.Command {
 	o := &estimateOptions{output: newOutputFlags()}
 	cmd := &cobra.Command{
-		Use:   "estimate -f FILE [--sweep CSV [--plot FILE.png|svg]] [--monitoring CSV] [-o wide|json|yaml|...]",
+		Use:   "estimate -f FILE [--target WRITE[,READ]] [--sweep CSV [--plot FILE.png|svg]] [--monitoring CSV] [-o wide|json|yaml|...]",
 		Short: "Preview a burst buffer's performance limits from its hardware, offline",
 		Long: `estimate computes stage 1 of the staged limit method (METHOD.md) from the documented
 hardware: the client side Bc, the server side Bs, the fabric Bnet (after service traffic) and the
@@ -45,10 +46,22 @@ stage 3: best point, efficiency, plateau, parallelism limit, and measurements ab
 flagged (caching suspected); --plot draws it (PNG or SVG), and -o wide adds its grid. With --monitoring, a CSV of per-node figures (header
 ` + limits.MonitoringCSVHeader + `) is checked for stragglers (stage 4).
 
+With --target (or --capacity, or a manifest with spec.target) it sizes instead: the smallest
+node count whose stage-1 limit meets the target with --margin-percent to spare, each node's
+contribution, the margin, and the counts below it - or why no count can meet it (the network
+caps it, too few nodes, their capacity). Without a count in the file (spec.nodes.count,
+hardware.servers.nodes) the count is chosen among --max-nodes identical nodes of the file's
+hardware; with one, the target is checked against it. Clients that are other nodes
+(hardware.clients.nodes, not co-located) stay fixed and the count sizes the servers. With
+--sweep as well, the sweep (measured on the file's nodes) is judged against the target: met
+or not, and what would meet it.
+
 Exit codes: 0 success, 2 invalid input, 1 other failures.`,
 		Example: `  kubectl beeburst estimate -f testdata/limits/omnipath-example.yaml
   kubectl beeburst estimate -f testdata/limits/omnipath-example.yaml --sweep testdata/limits/omnipath-sweep.csv -o json
-  kubectl beeburst estimate -f testdata/limits/omnipath-example.yaml --sweep testdata/limits/omnipath-sweep.csv --plot sweep.png`,
+  kubectl beeburst estimate -f testdata/limits/omnipath-example.yaml --sweep testdata/limits/omnipath-sweep.csv --plot sweep.png
+  kubectl beeburst estimate -f testdata/sizing/testbed.yaml --target 250M
+  kubectl beeburst estimate -f testdata/limits/omnipath-example.yaml --target 55G --sweep testdata/limits/omnipath-sweep.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd, stdin)
@@ -64,6 +77,7 @@ Exit codes: 0 success, 2 invalid input, 1 other failures.`,
 		"efficiency below this (percent) is a BelowExpectation warning; 0 turns the check off (default: the manifest's spec.validation.minimumEfficiencyPercent, else 50)")
 	f.Int32Var(&o.stragglerPercent, "straggler-percent", 20,
 		"a node differing from the median by more than this (percent) is reported (default: the manifest's spec.validation.stragglerPercent, else 20)")
+	o.sizing.addFlags(cmd)
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
@@ -99,6 +113,13 @@ func (o *estimateOptions) run(cmd *cobra.Command, stdin io.Reader) error {
 	}
 	if o.stragglerPercent < 1 || o.stragglerPercent > 99 {
 		return fmt.Errorf("--straggler-percent must be from 1 to 99, not %d", o.stragglerPercent)
+	}
+
+	if o.sizing.requested(cmd, in) {
+		if o.monitoring != "" {
+			return errors.New("--monitoring is not read when sizing (--target, --capacity or spec.target): leave one out")
+		}
+		return o.runSizing(cmd, in, stdin)
 	}
 
 	h, lim, err := hardwareFromInput(in)

@@ -23,6 +23,9 @@ type input struct {
 	hw         *v1alpha1.HardwareSpec
 	defaults   hardware.Defaults
 	validation *v1alpha1.ValidationSpec
+	// spec is the manifest's whole spec (nil for a bare hardware block): estimate --target
+	// reads its target, layout and node count.
+	spec *v1alpha1.BurstBufferSpec
 }
 
 // decodeInput reads a BurstBuffer manifest, or a file holding only its spec.hardware block
@@ -92,7 +95,7 @@ func decodeInput(data []byte) (input, error) {
 		}
 		bb := v1alpha1.BurstBuffer(strict)
 		return input{name: bb.Name, manifest: true, hw: bb.Spec.Hardware, defaults: hardware.DefaultsFor(&bb),
-			validation: &bb.Spec.Validation}, nil
+			validation: &bb.Spec.Validation, spec: &bb.Spec}, nil
 	}
 
 	in := input{defaults: hardware.Defaults{Engine: v1alpha1.EngineBeeGFS}}

@@ -72,11 +72,11 @@ func (o *outputFlags) printer() (printers.ResourcePrinter, error) {
 	return p, nil
 }
 
-// printDocument prints the report's JSON document (limits.Document: the -o json contract of
-// both commands) with the printer -o names. The document is not a Kubernetes object, so it
-// goes to the JSON and YAML printers as raw JSON (runtime.Unknown) and to the template
-// printers as unstructured content.
-func (o *outputFlags) printDocument(w io.Writer, doc limits.Document) error {
+// printDocument prints a JSON document (limits.Document: the -o json contract of both
+// commands; estimate --target's sizing document) with the printer -o names. The document is
+// not a Kubernetes object, so it goes to the JSON and YAML printers as raw JSON
+// (runtime.Unknown) and to the template printers as unstructured content.
+func (o *outputFlags) printDocument(w io.Writer, doc any) error {
 	p, err := o.printer()
 	if err != nil {
 		return err

@@ -26,11 +26,13 @@ type Defaults struct {
 }
 
 // DefaultsFor reads the defaults from a BurstBuffer, applying the CRD's own defaults
-// (nodes.count 1, engine beegfs) when the object was not defaulted by an API server (a file).
+// (engine beegfs) when the object was not defaulted by an API server (a file). The node count
+// is spec.nodes.count; without one - a spec.target chose the count, or a file left it out -
+// the nodes the burst buffer has (status.nodes), else 1.
 func DefaultsFor(bb *v1alpha1.BurstBuffer) Defaults {
 	d := Defaults{Nodes: bb.Spec.Nodes.Count, Engine: bb.Spec.Engine}
 	if d.Nodes == 0 {
-		d.Nodes = 1
+		d.Nodes = int32(max(len(bb.Status.Nodes), 1))
 	}
 	if d.Engine == "" {
 		d.Engine = v1alpha1.EngineBeeGFS

@@ -280,6 +280,13 @@ func smaller(a, b Point) bool {
 	return a.Nodes < b.Nodes
 }
 
+// PointLimit is the limit of a sweep point with m client nodes: ol's limit, or what m client
+// nodes can move if that is less (see pointLimit). Unknown when ol's limit is.
+func PointLimit(h Hardware, ol OperationLimit, m int) Figure {
+	f, _ := pointLimit(h, ol, m)
+	return f
+}
+
 // pointLimit is the limit of a point with m client nodes: the system's limit, or what m
 // clients can move if that is less (m client links; for private scratch, the m nodes with
 // the fastest devices).

@@ -33,7 +33,7 @@ const (
 	// LabelBurstBufferNamespace is set on a task pod that runs outside its burst buffer's
 	// namespace (teardown in a namespace being deleted: engine.RemoveNodeData).
 	LabelBurstBufferNamespace = "beeburst.io/burst-buffer-namespace"
-	ManagedBy      = "beeburst-operator"
+	ManagedBy                 = "beeburst-operator"
 )
 
 // Labels returns the labels of a child of bb with the given component.
