@@ -189,8 +189,8 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		bb := &v1alpha1.BurstBuffer{
 			ObjectMeta: metav1.ObjectMeta{Name: "local-cmp", Namespace: testNamespace},
 			Spec: v1alpha1.BurstBufferSpec{
-				Engine:     v1alpha1.EngineLocal,
-				Nodes:      v1alpha1.NodesSpec{Count: 2, Selector: &metav1.LabelSelector{MatchLabels: selector}},
+				Engine: v1alpha1.EngineLocal,
+				Nodes:  v1alpha1.NodesSpec{Count: 2, Selector: &metav1.LabelSelector{MatchLabels: selector}},
 				// Its own device figures, not those the node cache kept from the beegfs
 				// burst buffer, whose services shared the emulated CPUs.
 				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseComponentResultsFor: v1alpha1.Duration("0s")},
