@@ -143,6 +143,17 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
 		report += fmt.Sprintf("stage 3 through the BeeGFS client: write best %s, efficiency %.3f\n",
 			mbs(float64(l.Sweep.Write.BestBytesPerSecond)), float64(l.Sweep.Write.EfficiencyPerMille)/1000)
+		// How long each client took from its pod's creation to a mount (its readiness probe).
+		var clients corev1.PodList
+		Expect(k8s.List(ctx, &clients, client.InNamespace(testNamespace), client.MatchingLabels{v1alpha1.LabelBurstBuffer: bb.Name, "app.kubernetes.io/component": beegfs.ComponentClient})).To(Succeed())
+		for _, p := range clients.Items {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+					report += fmt.Sprintf("client on %s: mounted %.0f s after its pod was created (includes the image and container start on an emulated node)\n",
+						p.Spec.NodeName, c.LastTransitionTime.Sub(p.CreationTimestamp.Time).Seconds())
+				}
+			}
+		}
 		wide, _ := kubectl("get", "bb", "-n", testNamespace, "-o", "wide")
 		limits, _ := run("go", "run", "./cmd/kubectl-beeburst", "limits", "-n", testNamespace, bb.Name)
 		report += wide + limits
