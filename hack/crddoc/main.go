@@ -106,35 +106,52 @@ func walk(v any, inSchema bool) {
 }
 
 // ReflowText joins the lines of each paragraph of a doc comment into one line. Blank lines
-// separate paragraphs; indented lines, list items and fenced code keep their line breaks.
+// separate paragraphs; list items start a line of their own, and a list item's continuation
+// lines (indented to the item's text, as gofmt writes doc-comment lists) join it; other
+// indented lines and fenced code keep their line breaks.
 func ReflowText(s string) string {
 	lines := strings.Split(s, "\n")
 	var out strings.Builder
 	fenced := false
 	joinable := false // the previous line is prose that the next prose line may join
+	itemIndent := -1  // the text column of the list item being continued, -1 outside one
 	for i, line := range lines {
 		trimmed := strings.TrimRight(line, " \t")
 		fence := strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")
-		ownLine := fenced || fence || trimmed == "" || strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t") ||
-			strings.HasPrefix(trimmed, "- ") || strings.HasPrefix(trimmed, "* ")
+		body := strings.TrimLeft(trimmed, " \t")
+		indent := len(trimmed) - len(body)
+		bullet := strings.HasPrefix(body, "- ") || strings.HasPrefix(body, "* ")
+		continuation := !fenced && !fence && body != "" && !bullet && itemIndent >= 0 && indent == itemIndent
+		ownLine := fenced || fence || trimmed == "" || (indent > 0 && !continuation) || bullet
 		switch {
 		case i == 0:
+		case continuation:
+			out.WriteByte(' ')
 		case joinable && !ownLine:
 			out.WriteByte(' ')
 		default:
 			out.WriteByte('\n')
 		}
-		if fenced || fence {
+		switch {
+		case fenced || fence:
 			out.WriteString(line)
-		} else {
+		case continuation:
+			out.WriteString(body)
+		default:
 			out.WriteString(trimmed)
 		}
 		if fence {
 			fenced = !fenced
 		}
+		switch {
+		case bullet && !fenced:
+			itemIndent = indent + 2
+		case trimmed == "" || fence || (!continuation && indent == 0):
+			itemIndent = -1
+		}
 		// A list item's continuation lines join it; a blank line, a fence or code does not
 		// take the next line.
-		joinable = !fenced && !fence && trimmed != "" && !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "\t")
+		joinable = !fenced && !fence && trimmed != "" && (indent == 0 || continuation || bullet)
 	}
 	return out.String()
 }

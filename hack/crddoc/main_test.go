@@ -17,7 +17,7 @@ func TestReflowText(t *testing.T) {
 		{"paragraphs stay", "First paragraph,\nstill the first.\n\nSecond\nparagraph.", "First paragraph, still the first.\n\nSecond paragraph."},
 		{"trailing spaces", "a  \nb", "a b"},
 		{"list items keep their lines, continuations join them", "Phases:\n- Pending: waiting\n  for nodes\n- Ready\n* other\nThen prose.",
-			"Phases:\n- Pending: waiting\n  for nodes\n- Ready\n* other Then prose."},
+			"Phases:\n- Pending: waiting for nodes\n- Ready\n* other Then prose."},
 		{"indented code", "Example:\n\tspec:\n\t  engine: local\nDone\nhere.", "Example:\n\tspec:\n\t  engine: local\nDone here."},
 		{"fenced code", "Example:\n```yaml\nspec:\n  engine: local\n```\nthen\nmore.", "Example:\n```yaml\nspec:\n  engine: local\n```\nthen more."},
 		{"Kubernetes' own", "Kind is a string value representing the REST resource this object represents.\nServers may infer this.\nCannot be updated.\nIn CamelCase.\nMore info: https://x",
@@ -115,8 +115,11 @@ func TestCommittedCRD(t *testing.T) {
 				if s, ok := c.(string); ok && k == "description" {
 					n++
 					for _, para := range strings.Split(s, "\n\n") {
-						if strings.Contains(para, "\n") {
-							t.Errorf("description with a line break inside a paragraph: %q", s)
+						// A line break may only start a list item.
+						for _, line := range strings.Split(para, "\n")[1:] {
+							if b := strings.TrimLeft(line, " "); !strings.HasPrefix(b, "- ") && !strings.HasPrefix(b, "* ") {
+								t.Errorf("description with a line break inside a paragraph: %q", s)
+							}
 						}
 					}
 				}
@@ -131,5 +134,15 @@ func TestCommittedCRD(t *testing.T) {
 	check(crd)
 	if n < 100 {
 		t.Errorf("only %d descriptions", n)
+	}
+}
+
+// A list item's continuation lines, indented to its text as gofmt writes doc-comment lists,
+// join the item; the items keep their own lines.
+func TestReflowJoinsListItemContinuations(t *testing.T) {
+	in := "How:\n  - first item that\n    goes on here;\n  - second.\n\nProse that\ncontinues."
+	want := "How:\n  - first item that goes on here;\n  - second.\n\nProse that continues."
+	if got := ReflowText(in); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
