@@ -68,6 +68,11 @@ func ParseMonitoringCSV(r io.Reader) ([]NodeFigure, error) {
 		if i := strings.IndexFunc(nf.Node, unicode.IsControl); i >= 0 {
 			return fmt.Errorf("line %d: node: %q has a control character", line, nf.Node)
 		}
+		// A Kubernetes node name starts with a letter or digit; a name that starts with '#'
+		// (quoted here) would read as a comment once written back unquoted, as encoding/csv does.
+		if r := rune(nf.Node[0]); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return fmt.Errorf("line %d: node: %q does not start with a letter or digit", line, nf.Node)
+		}
 		var err error
 		if nf.Operation, err = ParseOperation(f["operation"]); err != nil {
 			return fmt.Errorf("line %d: %w", line, err)
