@@ -211,7 +211,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 
 		// (f) Readiness through mgmtd; a failed check is retried with a fresh pod.
 		finishPod(ctx, ns, "bgfs-ready-0", corev1.PodFailed, "not ready: 1 of 1 metadata and 1 of 2 storage targets online and good")
-		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, beegfs.ReasonServicesNotReady))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonServicesNotReady))
 		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).
 			Should(ContainSubstring("1 of 2 storage targets"), "what the failed check found stays in view")
 		Eventually(func() corev1.PodPhase {
@@ -237,7 +237,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 			Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
 			Expect(*pod.Spec.Containers[0].SecurityContext.Privileged).To(BeTrue())
 		}
-		Eventually(condition(ctx, bb, v1alpha1.ConditionClientsMounted), timeout).Should(haveStatus(metav1.ConditionFalse, beegfs.ReasonMounting))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionClientsMounted), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonMounting))
 		runPod(ctx, ns, "bgfs-client-0")
 		runPod(ctx, ns, "bgfs-client-1")
 		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonProvisioned))

@@ -169,7 +169,7 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 
 	if bb.Spec.Teardown.Hurry {
 		if len(bb.Spec.StageOut) > 0 && !conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue) {
-			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, ReasonSkippedByHurry,
+			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonSkippedByHurry,
 				"spec.teardown.hurry is true: stage-out skipped, the data named in spec.stageOut is removed with the burst buffer")
 		}
 	} else if res, done, err := r.reconcileStageOut(ctx, s); err != nil || !done {

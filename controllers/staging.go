@@ -24,19 +24,6 @@ import (
 
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch
 
-// Reasons of the StagedIn and StagedOut conditions besides the API's Staging, Staged,
-// StageFailed and WaitingForWorkload (stage-out waits until the workload's pods ended).
-const (
-	// ReasonClaimNotFound: a claim named in the spec does not exist (yet).
-	ReasonClaimNotFound = "ClaimNotFound"
-	// ReasonSecretNotFound: an object store's credentialsSecret does not exist (yet).
-	ReasonSecretNotFound = "SecretNotFound"
-	// ReasonNodeGone: a node holding data is gone; its data cannot be staged out.
-	ReasonNodeGone = "NodeGone"
-	// ReasonSkippedByHurry: spec.teardown.hurry skipped the stage-out.
-	ReasonSkippedByHurry = "SkippedByHurry"
-)
-
 // stageOutcome is what one visit of a copy found.
 type stageOutcome int
 
@@ -88,7 +75,7 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 	for _, n := range s.nodes {
 		var node corev1.Node
 		if err := r.Get(ctx, client.ObjectKey{Name: n}, &node); apierrors.IsNotFound(err) {
-			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, ReasonNodeGone,
+			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonNodeGone,
 				fmt.Sprintf("node %s is gone: the data on it cannot be staged out. Nothing was removed from the other nodes; set spec.teardown.hurry: true to finish the teardown without it", n))
 			return ctrl.Result{}, false, nil
 		} else if err != nil {
@@ -118,7 +105,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 			// Stage-in waits (the claim may be created right after the BurstBuffer); for stage-out
 			// this needs a human (summarise makes it StageOutFailed). Either way the claim's
 			// watch resumes the copy as soon as it exists.
-			setCondition(bb, cond, metav1.ConditionFalse, ReasonClaimNotFound,
+			setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonClaimNotFound,
 				fmt.Sprintf("PersistentVolumeClaim %s/%s does not exist: create it (or correct the claim name in spec.%s); the copy starts when it exists%s",
 					bb.Namespace, name, d.Field(), keptUntil))
 			return stageWaiting, ctrl.Result{}, nil
@@ -136,7 +123,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: name}, &sec)
 		if apierrors.IsNotFound(err) {
 			// As a missing claim; Secrets are not watched (not cached), so look again soon.
-			setCondition(bb, cond, metav1.ConditionFalse, ReasonSecretNotFound,
+			setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound,
 				fmt.Sprintf("Secret %s/%s (s3.credentialsSecret) does not exist: create it with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or correct spec.%s); the copy starts when it exists%s",
 					bb.Namespace, name, d.Field(), keptUntil))
 			return stageWaiting, ctrl.Result{RequeueAfter: secretRecheck}, nil

@@ -42,18 +42,6 @@ import (
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
-// Reasons of the Provisioned and ClientsMounted conditions set by this engine (besides the
-// API's ReasonProvisioning, ReasonProvisioned, ReasonClientModuleMissing, ReasonMounted).
-const (
-	ReasonModuleCheckFailed  = "ModuleCheckFailed"
-	ReasonPortsExhausted     = "PortShiftExhausted"
-	ReasonSecretConflict     = "SecretConflict"
-	ReasonServicesNotReady   = "ServicesNotReady"
-	ReasonStripingFailed     = "StripingFailed"
-	ReasonMounting           = "Mounting"
-	ReasonWaitingForServices = "WaitingForServices"
-)
-
 // Engine is the beegfs engine.
 type Engine struct {
 	Client client.Client
@@ -148,7 +136,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	}
 
 	// (f) Registered and online, as mgmtd sees it.
-	if ok, err := e.runStep(ctx, bb, in.ReadyPod(), &res, ReasonServicesNotReady,
+	if ok, err := e.runStep(ctx, bb, in.ReadyPod(), &res, v1alpha1.ReasonServicesNotReady,
 		"services run; waiting until mgmtd lists every target online and good",
 		"not every target is online and good (retrying)"); err != nil || !ok {
 		return res, err
@@ -159,7 +147,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 
 	// (g) Striping of the root, from spec.layout.
 	st := StripingFor(bb, len(nodes))
-	if ok, err := e.runStep(ctx, bb, in.StripePod(), &res, ReasonStripingFailed,
+	if ok, err := e.runStep(ctx, bb, in.StripePod(), &res, v1alpha1.ReasonStripingFailed,
 		fmt.Sprintf("setting the root's stripe pattern: chunk size %s over %d target(s)", st.ChunkSize, st.NumTargets),
 		"setting the stripe pattern failed (retrying)"); err != nil || !ok {
 		return res, err
@@ -180,7 +168,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	}
 	if len(notMounted) > 0 {
 		msg := fmt.Sprintf("mounting at %s: %d of %d node(s) done; waiting: %s", MountPoint(bb), len(nodes)-len(notMounted), len(nodes), limitList(notMounted, 8))
-		setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, ReasonMounting, msg)
+		setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonMounting, msg)
 		res.Message = msg
 		return res, nil
 	}
@@ -225,11 +213,11 @@ func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Resul
 		msg := fmt.Sprintf("the BeeGFS client kernel module is not loaded on %d of %d node(s): %s; install the BeeGFS 8 client (beegfs-client package / DKMS) on these nodes, or create the burst buffer with spec.engine: local",
 			len(missing), len(in.Nodes), strings.Join(missing, ", "))
 		setCondition(in.BB, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonClientModuleMissing, msg)
-		*res = engine.Result{Reason: v1alpha1.ReasonClientModuleMissing, Message: msg, Terminal: true, FailedNodes: missing, Prepared: res.Prepared}
+		*res = engine.Result{Reason: v1alpha1.ReasonClientModuleMissing, Message: msg, FailedNodes: missing, Prepared: res.Prepared}
 		return false, nil
 	case len(broken) > 0:
 		sort.Strings(broken)
-		res.Reason = ReasonModuleCheckFailed
+		res.Reason = v1alpha1.ReasonModuleCheckFailed
 		res.Message = "could not check the BeeGFS client module (retrying): " + limitList(broken, 8)
 		return false, nil
 	case passed < len(in.Nodes):
@@ -260,7 +248,7 @@ func (e Engine) allocate(ctx context.Context, in Instance, res *engine.Result) e
 	}
 	shift, err := AllocateShift(UsedShifts(bb, in.Nodes, list.Items))
 	if err != nil {
-		res.Reason, res.Message, res.Terminal = ReasonPortsExhausted, err.Error(), true
+		res.Reason, res.Message = v1alpha1.ReasonPortShiftExhausted, err.Error()
 		return nil
 	}
 	st := &v1alpha1.BeeGFSStatus{ConnPortShift: shift}
@@ -317,7 +305,7 @@ func (e Engine) ensureSecret(ctx context.Context, in Instance, res *engine.Resul
 	err := e.Client.Get(ctx, client.ObjectKey{Namespace: in.BB.Namespace, Name: SecretName(in.BB)}, &cur)
 	if err == nil {
 		if !metav1.IsControlledBy(&cur, in.BB) {
-			res.Reason, res.Terminal = ReasonSecretConflict, true
+			res.Reason = v1alpha1.ReasonSecretConflict
 			res.Message = fmt.Sprintf("Secret %s exists and does not belong to this burst buffer; delete or rename it", SecretName(in.BB))
 			return false, nil
 		}

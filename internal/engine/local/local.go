@@ -68,7 +68,7 @@ func (e *Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes 
 	switch {
 	case len(failed) > 0:
 		sort.Strings(failed)
-		res.Reason = "PrepareFailed"
+		res.Reason = v1alpha1.ReasonPrepareFailed
 		res.Message = fmt.Sprintf("could not create %s on %d node(s) (does spec.storage.path %s exist there?): %s",
 			nodetask.DataDir(bb), len(failed), bb.Spec.Storage.Path, strings.Join(failed, "; "))
 	case len(res.Prepared) == len(nodes):
