@@ -106,24 +106,9 @@ func provisionBeeGFS(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes int) {
 	Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonProvisioned))
 }
 
-// tearDownWithTasks is tearDown for a burst buffer that got to validation: its task pods
-// (the sweep's) end first, as the kubelet would let them, since teardown waits for them.
-func tearDownWithTasks(ctx context.Context, bb *v1alpha1.BurstBuffer) {
-	Expect(k8s.Delete(ctx, bb)).To(Succeed())
-	Eventually(func(g Gomega) {
-		var pods corev1.PodList
-		g.Expect(k8s.List(ctx, &pods, client.InNamespace(bb.Namespace))).To(Succeed())
-		for _, p := range pods.Items {
-			switch {
-			case !p.DeletionTimestamp.IsZero():
-				_ = k8s.Delete(ctx, &p, client.GracePeriodSeconds(0))
-			case p.Spec.RestartPolicy == corev1.RestartPolicyNever && p.Status.Phase == corev1.PodPending:
-				finishPod(ctx, p.Namespace, p.Name, corev1.PodSucceeded, "")
-			}
-		}
-		g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))).To(BeTrue())
-	}, timeout).Should(Succeed())
-}
+// tearDownWithTasks is tearDown for a burst buffer that got to validation: deletion stops
+// its running task pods (the sweep's), and the "kubelet" confirms.
+func tearDownWithTasks(ctx context.Context, bb *v1alpha1.BurstBuffer) { tearDown(ctx, bb) }
 
 // tearDown deletes a burst buffer and plays the kubelet until it is gone: deleted pods stop,
 // directory removal succeeds.

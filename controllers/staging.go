@@ -169,6 +169,22 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		pods = append(pods, np)
 	}
 
+	// A copy pod the scheduler cannot place waits for as long as the cause lasts (a node
+	// cordoned or full, a claim it cannot reach): past a bound that is a failure the user
+	// must see, naming the node; the data stays where it is. It recovers by itself when
+	// the pod is scheduled.
+	stuck, recheck := r.unschedulable(pods)
+	if len(stuck) > 0 {
+		keep := ""
+		if d == staging.Out {
+			keep = " The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up."
+		}
+		setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonCopyUnschedulable,
+			fmt.Sprintf("%s copy pod(s) cannot be scheduled: %s. Make the node(s) schedulable for them (uncordon, free resources, or let the claim be reached from them); the copy starts as soon as the scheduler places them.%s",
+				d.Name(), strings.Join(stuck, "; "), keep))
+		return stageFailed, ctrl.Result{RequeueAfter: recheck}, nil
+	}
+
 	st := staging.Summarise(pods, parallel, r.Now())
 	for i := range st.Nodes {
 		st.Nodes[i].Message = staging.Readable(bb, d, st.Nodes[i].Message)
@@ -202,9 +218,39 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 	setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStaging, msg)
 	if anyRunning {
 		// Pod events do not tell progress: look at the copies' logs again shortly.
-		return stageWaiting, ctrl.Result{RequeueAfter: progressInterval}, nil
+		recheck = minPositive(recheck, progressInterval)
 	}
-	return stageWaiting, ctrl.Result{}, nil
+	return stageWaiting, ctrl.Result{RequeueAfter: recheck}, nil
+}
+
+// unschedulable names the copy pods the scheduler has not placed for longer than the bound,
+// with their node and the scheduler's reason; recheck is when the next one reaches it.
+func (r *BurstBufferReconciler) unschedulable(pods []staging.NodePod) (stuck []string, recheck time.Duration) {
+	bound := r.UnschedulableTimeout
+	if bound <= 0 {
+		bound = time.Minute
+	}
+	for _, np := range pods {
+		if np.Pod == nil || !np.Pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		for _, c := range np.Pod.Status.Conditions {
+			if c.Type != corev1.PodScheduled || c.Status != corev1.ConditionFalse || c.Reason != corev1.PodReasonUnschedulable {
+				continue
+			}
+			since := c.LastTransitionTime.Time
+			if since.IsZero() {
+				since = np.Pod.CreationTimestamp.Time
+			}
+			if left := since.Add(bound).Sub(r.Now()); left > 0 {
+				recheck = minPositive(recheck, left+time.Second)
+				continue
+			}
+			stuck = append(stuck, fmt.Sprintf("%s for node %s, unschedulable for %s: %s", np.Pod.Name, np.Node,
+				r.Now().Sub(since).Round(time.Second), firstLine(c.Message)))
+		}
+	}
+	return stuck, recheck
 }
 
 // secretRecheck is how often a copy waiting for its credentials Secret looks again.

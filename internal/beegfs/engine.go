@@ -325,10 +325,25 @@ func (e Engine) ensureSecret(ctx context.Context, in Instance, res *engine.Resul
 	if err != nil {
 		return false, err
 	}
-	if err := e.Client.Create(ctx, sec); err != nil && !apierrors.IsAlreadyExists(err) {
-		return false, err
+	err = e.Client.Create(ctx, sec)
+	if apierrors.IsAlreadyExists(err) {
+		// The cache holds only the operator's own Secrets: one it does not see may be a
+		// user's of the same name. Read it past the cache before trusting it.
+		reader := e.Reader
+		if reader == nil {
+			reader = e.Client
+		}
+		if err := reader.Get(ctx, client.ObjectKeyFromObject(sec), &cur); err != nil {
+			return false, err
+		}
+		if !metav1.IsControlledBy(&cur, in.BB) {
+			res.Reason = v1alpha1.ReasonSecretConflict
+			res.Message = fmt.Sprintf("Secret %s exists and does not belong to this burst buffer; delete or rename it", SecretName(in.BB))
+			return false, nil
+		}
+		return true, nil
 	}
-	return true, nil
+	return err == nil, err
 }
 
 // ensurePod creates a long-running pod unless it exists and returns what the API has. Pods
@@ -413,7 +428,7 @@ func (e Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []
 	for i, n := range nodes {
 		cleans[i] = in.CleanPod(i, n)
 	}
-	return engine.RemoveNodeData(ctx, e.Client, nodetask.DataDir(bb), nodes, cleans)
+	return engine.RemoveNodeData(ctx, e.Client, bb, nodes, cleans)
 }
 
 // deletePods deletes the named pods; true when none is left.

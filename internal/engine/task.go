@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -31,12 +32,23 @@ func RunTask(ctx context.Context, c client.Client, pod *corev1.Pod) (nodetask.St
 }
 
 // RemoveNodeData runs one clean pod per node (cleans[i] on nodes[i]) and is done when all
-// succeeded. A failed clean pod is deleted, so the next visit starts a fresh one, and returned
-// as an error (retried with backoff): data must not be left behind silently, nor the
-// finalizer removed while it is there.
-func RemoveNodeData(ctx context.Context, c client.Client, dir string, nodes []string, cleans []*corev1.Pod) (bool, error) {
+// succeeded. A node whose status.nodes entry has a removal (nothing to remove there, the node
+// is gone, or spec.teardown.hurry gave it up - the controller decides that) needs none. A
+// failed clean pod is deleted, so the next visit starts a fresh one, and returned as an error
+// (retried with backoff): data must not be left behind silently, nor the finalizer removed
+// while it is there.
+func RemoveNodeData(ctx context.Context, c client.Client, bb *v1alpha1.BurstBuffer, nodes []string, cleans []*corev1.Pod) (bool, error) {
+	dir := nodetask.DataDir(bb)
+	settled := map[string]bool{}
+	for _, n := range bb.Status.Nodes {
+		settled[n.Name] = n.Removal != ""
+	}
 	done := 0
 	for i, pod := range cleans {
+		if settled[nodes[i]] {
+			done++
+			continue
+		}
 		st, msg, err := RunTask(ctx, c, pod)
 		if err != nil {
 			return false, err

@@ -89,7 +89,7 @@ func (e *Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	for i, n := range nodes {
 		cleans[i] = CleanPod(bb, e.AgentImage, i, n)
 	}
-	return engine.RemoveNodeData(ctx, e.Client, nodetask.DataDir(bb), nodes, cleans)
+	return engine.RemoveNodeData(ctx, e.Client, bb, nodes, cleans)
 }
 
 // runTask creates the task pod if it does not exist and returns its state.
