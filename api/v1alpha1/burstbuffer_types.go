@@ -484,7 +484,10 @@ type TeardownSpec struct {
 	TTL *metav1.Duration `json:"ttl,omitempty"`
 
 	// hurry skips stage-out at teardown and deletion. Data named in stageOut is then lost:
-	// set it only when you mean it.
+	// set it only when you mean it. It also makes every deletion finish: a pod that does not
+	// stop within the operator's bound is deleted without grace, and a node whose data cannot
+	// be removed in time is given up (status.nodes[].removal: Abandoned, a Warning event
+	// DataLeftOnNode names it).
 	// +optional
 	Hurry bool `json:"hurry,omitempty"`
 }
