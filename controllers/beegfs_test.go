@@ -106,24 +106,9 @@ func provisionBeeGFS(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes int) {
 	Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonProvisioned))
 }
 
-// tearDownWithTasks is tearDown for a burst buffer that got to validation: its task pods
-// (the sweep's) end first, as the kubelet would let them, since teardown waits for them.
-func tearDownWithTasks(ctx context.Context, bb *v1alpha1.BurstBuffer) {
-	Expect(k8s.Delete(ctx, bb)).To(Succeed())
-	Eventually(func(g Gomega) {
-		var pods corev1.PodList
-		g.Expect(k8s.List(ctx, &pods, client.InNamespace(bb.Namespace))).To(Succeed())
-		for _, p := range pods.Items {
-			switch {
-			case !p.DeletionTimestamp.IsZero():
-				_ = k8s.Delete(ctx, &p, client.GracePeriodSeconds(0))
-			case p.Spec.RestartPolicy == corev1.RestartPolicyNever && p.Status.Phase == corev1.PodPending:
-				finishPod(ctx, p.Namespace, p.Name, corev1.PodSucceeded, "")
-			}
-		}
-		g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))).To(BeTrue())
-	}, timeout).Should(Succeed())
-}
+// tearDownWithTasks is tearDown for a burst buffer that got to validation: deletion stops
+// its running task pods (the sweep's), and the "kubelet" confirms.
+func tearDownWithTasks(ctx context.Context, bb *v1alpha1.BurstBuffer) { tearDown(ctx, bb) }
 
 // tearDown deletes a burst buffer and plays the kubelet until it is gone: deleted pods stop,
 // directory removal succeeds.
@@ -218,7 +203,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 
 		// (f) Readiness through mgmtd; a failed check is retried with a fresh pod.
 		finishPod(ctx, ns, "bgfs-ready-0", corev1.PodFailed, "not ready: 1 of 1 metadata and 1 of 2 storage targets online and good")
-		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, beegfs.ReasonServicesNotReady))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonServicesNotReady))
 		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).
 			Should(ContainSubstring("1 of 2 storage targets"), "what the failed check found stays in view")
 		Eventually(func() corev1.PodPhase {
@@ -244,7 +229,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 			Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
 			Expect(*pod.Spec.Containers[0].SecurityContext.Privileged).To(BeTrue())
 		}
-		Eventually(condition(ctx, bb, v1alpha1.ConditionClientsMounted), timeout).Should(haveStatus(metav1.ConditionFalse, beegfs.ReasonMounting))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionClientsMounted), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonMounting))
 		runPod(ctx, ns, "bgfs-client-0")
 		runPod(ctx, ns, "bgfs-client-1")
 		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonProvisioned))
@@ -341,7 +326,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		bb.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{LicenseSecret: "beegfs-license"}
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		passModuleCheck(ctx, bb, 2)
-		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, beegfs.ReasonLicenseSecretMissing))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonLicenseSecretMissing))
 		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(ContainSubstring("kubectl create secret generic beegfs-license --from-file=license.pem="))
 		Expect(podExists(ctx, ns, "lic-mgmtd-0")()).To(BeFalse(), "mgmtd waits for its licence")
 		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "beegfs-license"},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,11 +54,17 @@ type BurstBufferReconciler struct {
 	// from the manager's config by SetupWithManager when nil.
 	PodLogTail func(ctx context.Context, namespace, name string, lines int64) (string, error)
 	// APIReader reads past the cache: whether a user's Secret (an object store's credentials)
-	// exists. Set to the manager's by SetupWithManager when nil.
+	// exists, and the kubelet's events about a pod that does not start. Set to the manager's
+	// by SetupWithManager when nil.
 	APIReader client.Reader
 	// StorageRoots are the directories below which spec.storage.path may lie (the manager's
 	// --allowed-storage-roots). Nil: speccheck.DefaultRoots; empty: none.
 	StorageRoots speccheck.Roots
+	// TeardownTimeout bounds each wait of a deletion on a node (teardown.go); 0: 2 minutes.
+	TeardownTimeout time.Duration
+	// UnschedulableTimeout is how long a copy pod may stay unschedulable before the stage
+	// reports it (CopyUnschedulable); 0: 1 minute.
+	UnschedulableTimeout time.Duration
 }
 
 // scope is what the phases of one visit share.
@@ -68,6 +75,8 @@ type scope struct {
 	nodes []string
 	// nodeObjs are the Node objects, for discovery of documented figures.
 	nodeObjs []corev1.Node
+	// locks are the node measuring locks as this visit found them.
+	locks nodeLocks
 }
 
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers,verbs=get;list;watch;update;patch
@@ -77,6 +86,8 @@ type scope struct {
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// Leader election records its events (core/v1) next to its Lease, in the operator's namespace.
+// +kubebuilder:rbac:groups="",namespace=beeburst-system,resources=events,verbs=create;patch
 
 // Reconcile has the house shape: get -> finalizer -> scope -> deferred status patch ->
 // delete path or the phases in order.
@@ -118,6 +129,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			return
 		}
 		r.emitTransitions(before, bb)
+		logTransitions(ctx, before, bb)
 	}()
 	initConditions(bb)
 
@@ -187,6 +199,8 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.BurstBuffer{}).
 		Owns(&corev1.Pod{}).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersOfClaim)).
+		// A node lock that changes hands lets the next burst buffer on the node measure.
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersWaitingForLock)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersWaitingForNodes),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, nodeReadyChanged()))).
 		// spec.nodes.fromWorkload waits for the workload's pods. Owns above sees only the
@@ -264,5 +278,27 @@ func (r *BurstBufferReconciler) emitTransitions(before, after *v1alpha1.BurstBuf
 			typ = corev1.EventTypeWarning
 		}
 		r.Recorder.Eventf(after, nil, typ, c.Reason, c.Type, "%s", c.Message)
+	}
+}
+
+// logTransitions writes one structured line per phase change and per condition whose status
+// or reason changed - every decision to wait has a reason, so the log explains a stuck object
+// without a line per reconcile.
+func logTransitions(ctx context.Context, before, after *v1alpha1.BurstBuffer) {
+	log := logf.FromContext(ctx)
+	if before.Status.Phase != after.Status.Phase {
+		kv := []any{"from", before.Status.Phase, "phase", after.Status.Phase}
+		if c := meta.FindStatusCondition(after.Status.Conditions, v1alpha1.ConditionReady); c != nil {
+			kv = append(kv, "reason", c.Reason, "message", c.Message)
+		}
+		log.Info("phase changed", kv...)
+	}
+	for _, c := range after.Status.Conditions {
+		old := meta.FindStatusCondition(before.Status.Conditions, c.Type)
+		if old != nil && old.Status == c.Status && old.Reason == c.Reason {
+			continue
+		}
+		log.Info("condition changed", "phase", after.Status.Phase, "condition", c.Type, "status", c.Status,
+			"reason", c.Reason, "message", c.Message)
 	}
 }

@@ -95,21 +95,27 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
 	})
 
-	It("completes the finalizer when deleted mid-phase: waits for running tasks, then removes the data", func() {
+	It("completes the finalizer when deleted mid-phase: stops running tasks, then removes the data", func() {
 		bb := localBB(ns, "midway", 2)
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "midway-prep-1"}, &corev1.Pod{})
 		}, timeout).Should(Succeed())
-		// Provisioning is under way (prepare pods running) when the user deletes it.
+		finishPod(ctx, ns, "midway-prep-0", corev1.PodSucceeded, "")
+		// Provisioning is under way (a prepare pod running) when the user deletes it: the
+		// running one is stopped, the ended one kept until the burst buffer goes.
 		Expect(k8s.Delete(ctx, bb)).To(Succeed())
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseTearingDown))
+		Eventually(deleting(ctx, ns, "midway-prep-1"), timeout).Should(BeTrue())
+		Expect(deleting(ctx, ns, "midway-prep-0")()).To(BeFalse())
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(And(
+			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonDeleting),
+			WithTransform(func(c *metav1.Condition) string { return c.Message }, ContainSubstring("midway-prep-1 on node "+ns+"-b"))))
 		Consistently(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "midway-clean-0"}, &corev1.Pod{})
 		}, 2*time.Second).ShouldNot(Succeed(), "no clean pod may race a running prepare pod")
 
-		finishPod(ctx, ns, "midway-prep-0", corev1.PodSucceeded, "")
-		finishPod(ctx, ns, "midway-prep-1", corev1.PodSucceeded, "")
+		forceGone(ctx, ns, "midway-prep-1") // the kubelet stopped it
 		finishPod(ctx, ns, "midway-clean-0", corev1.PodSucceeded, "")
 		// The finalizer stays until every node is clean.
 		Consistently(func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}) }, 2*time.Second).Should(Succeed())

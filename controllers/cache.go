@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -20,12 +21,19 @@ import (
 // ConfigMaps and Secrets are cached only when the operator made them (managed-by label): the
 // node figure cache, the sweep, the env ConfigMaps, the BeeGFS auth Secret. Without this the
 // operator would hold every Secret of the cluster in memory.
-func CacheOptions() cache.Options {
+//
+// Leases only in the operator's namespace (namespace), and only its node locks: a Role there
+// is all the operator has for Leases (the leader election Lease is not ours to watch).
+func CacheOptions(namespace string) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{nodetask.LabelManagedBy: nodetask.ManagedBy})
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:       {Label: podCacheSelector()},
 		&corev1.ConfigMap{}: {Label: ours},
 		&corev1.Secret{}:    {Label: ours},
+		&coordinationv1.Lease{}: {
+			Namespaces: map[string]cache.Config{namespace: {}},
+			Label:      labels.SelectorFromSet(labels.Set{nodetask.LabelManagedBy: nodetask.ManagedBy, nodetask.LabelComponent: ComponentNodeLock}),
+		},
 	}}
 }
 

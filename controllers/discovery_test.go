@@ -164,6 +164,7 @@ var _ = Describe("Discovery of documented figures by the device probe", func() {
 		Expect(estimatedSource(ctx, bb, "clients.link")()).To(Equal(v1alpha1.FigureSource{Figure: "clients.link", Source: v1alpha1.SourceLabel, Value: "1G none"}))
 
 		By("spec.hardware's link, on another burst buffer of the same nodes: no host network at all")
+		tearDownWithTasks(ctx, bb) // the next one measures these nodes only after this one
 		spec := quick("specd")
 		spec.Spec.Hardware = &v1alpha1.HardwareSpec{Clients: &v1alpha1.ClientsHardware{Link: &v1alpha1.LinkHardware{RateBitsPerSecond: resource.MustParse("100G")}}}
 		spec.Spec.Validation.ReuseComponentResultsFor = "0s" // probe, do not reuse

@@ -11,7 +11,6 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
-	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -55,7 +54,7 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 			Component: ComponentProbeNetServer, Index: k, Node: srvNode, Image: r.AgentImage,
 			Args: []string{"net-server", "--port", "5201", "--one-off", "--timeout", "2m"}, DeadlineSeconds: 180,
 		})
-		st, msg, err := engine.RunTask(ctx, r.Client, srv)
+		st, msg, _, err := r.runMeasuring(ctx, s, srv)
 		if err != nil {
 			return nil, false, nil, err
 		}
@@ -77,7 +76,7 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 				"--time", seconds, "--connect-timeout", "60s", "--timeout", "2m"},
 			DeadlineSeconds: 180,
 		})
-		st, msg, err = engine.RunTask(ctx, r.Client, cl)
+		st, msg, _, err = r.runMeasuring(ctx, s, cl)
 		if err != nil {
 			return nil, false, nil, err
 		}

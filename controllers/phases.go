@@ -3,22 +3,23 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/placement"
-	"github.com/beeburst/beeburst/internal/staging"
 	"github.com/beeburst/beeburst/internal/workload"
 )
 
@@ -138,8 +139,10 @@ func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, false, nil
 }
 
-// reconcileDelete tears down in reverse order of creation: wait for running node tasks,
-// stage out (or stop and keep everything), remove the data on the nodes, drop the finalizer.
+// reconcileDelete tears down in reverse order of creation: stop running node tasks, give
+// the measuring locks back, stage out (or stop and keep everything), remove the data on the
+// nodes, drop the finalizer. Every wait is bounded (teardown.go): past the bound the status
+// says TeardownStuck with the node and what to do, and spec.teardown.hurry always finishes.
 func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	bb := s.bb
 	if !controllerutil.ContainsFinalizer(bb, v1alpha1.Finalizer) {
@@ -148,100 +151,106 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 	setCondition(bb, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDeleting, "the burst buffer is being torn down")
 
 	// A clean pod racing a prepare pod or a probe on the same directory could leave data
-	// behind or fail the probe: wait until every earlier task pod has ended.
-	busy, err := r.runningTasks(ctx, bb)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	// A stage-in copies from durable storage: stopping it loses nothing. A stage-out is
+	// behind or fail the probe: stop every earlier task pod and wait until it is gone. A
+	// stage-in copies from durable storage: stopping it loses nothing. A stage-out is
 	// stopped only when the user gave its data up.
-	stop := []staging.Direction{staging.In}
-	if bb.Spec.Teardown.Hurry {
-		stop = append(stop, staging.Out)
-	}
-	if busy, err = r.stopCopies(ctx, bb, busy, stop); err != nil {
+	var w teardownWait
+	if err := r.stopTasks(ctx, bb, &w); err != nil {
 		return ctrl.Result{}, err
 	}
-	if len(busy) > 0 {
-		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonDeleting,
-			fmt.Sprintf("waiting for %d running task pod(s) to end before removing data: %v", len(busy), busy))
-		return ctrl.Result{}, nil
+	if len(w.waiting)+len(w.stuck) > 0 {
+		return r.teardownWaiting(ctx, s, &w, "stopping the burst buffer's task pods before removing data")
+	}
+	// No measuring pod is left: the nodes go to the next burst buffer.
+	if err := r.releaseIfIdle(ctx, s, true); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	if bb.Spec.Teardown.Hurry {
 		if len(bb.Spec.StageOut) > 0 && !conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue) {
-			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, ReasonSkippedByHurry,
+			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonSkippedByHurry,
 				"spec.teardown.hurry is true: stage-out skipped, the data named in spec.stageOut is removed with the burst buffer")
 		}
 	} else if res, done, err := r.reconcileStageOut(ctx, s); err != nil || !done {
 		return res, err
 	}
 
+	if err := r.superviseClean(ctx, s, &w); err != nil {
+		return ctrl.Result{}, err
+	}
 	done, err := s.engine.Teardown(ctx, bb, s.nodes)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if !done {
-		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonDeleting,
-			fmt.Sprintf("removing %s on %d node(s)", nodetask.DataDir(bb), len(s.nodes)))
+		// The engine's own pods (BeeGFS clients and services) must go too, in bounded time.
+		if err := r.checkStopping(ctx, bb, &w); err != nil {
+			return ctrl.Result{}, err
+		}
+		res, err := r.teardownWaiting(ctx, s, &w, fmt.Sprintf("removing %s on %d node(s)", nodetask.DataDir(bb), len(s.nodes)))
 		// Clean pods that had to run in the operator's namespace (this one is being deleted)
 		// are not owned by the burst buffer, so no watch brings the next visit: look again.
-		return ctrl.Result{RequeueAfter: teardownRecheck}, nil
+		if res.RequeueAfter == 0 || res.RequeueAfter > teardownRecheck {
+			res.RequeueAfter = teardownRecheck
+		}
+		return res, err
 	}
+	if err := r.stampTaskEnd(ctx, bb); err != nil {
+		return ctrl.Result{}, err
+	}
+	logf.FromContext(ctx).Info("teardown done: removing the finalizer", "phase", bb.Status.Phase, "nodes", removals(bb))
 	orig := bb.DeepCopy()
 	controllerutil.RemoveFinalizer(bb, v1alpha1.Finalizer)
 	return ctrl.Result{}, r.Patch(ctx, bb, client.MergeFrom(orig))
 }
 
-// runningTasks lists this burst buffer's task pods that have not ended, except clean pods.
-func (r *BurstBufferReconciler) runningTasks(ctx context.Context, bb *v1alpha1.BurstBuffer) ([]string, error) {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace),
-		client.MatchingLabels{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy}); err != nil {
-		return nil, err
+// teardownWaiting says what deletion waits for on the Provisioned condition: TeardownStuck
+// when something is past its bound, else Deleting.
+func (r *BurstBufferReconciler) teardownWaiting(ctx context.Context, s *scope, w *teardownWait, what string) (ctrl.Result, error) {
+	reason, parts := v1alpha1.ReasonDeleting, w.waiting
+	if len(w.stuck) > 0 {
+		reason, parts = v1alpha1.ReasonTeardownStuck, w.stuck
 	}
-	var busy []string
-	for _, p := range pods.Items {
-		// Clean pods are teardown's own and copies are handled by stopCopies and
-		// reconcileStageOut; long-running pods (BeeGFS services and clients) are the engine's
-		// to stop, in its order.
-		switch p.Labels[nodetask.LabelComponent] {
-		case "clean", string(staging.In), string(staging.Out):
-			continue
-		}
-		if p.Spec.RestartPolicy != corev1.RestartPolicyNever {
-			continue
-		}
-		if st, _ := nodetask.StateOf(&p); st == nodetask.Running {
-			busy = append(busy, p.Name)
-		}
+	msg := what
+	if len(parts) > 0 {
+		msg += ": " + strings.Join(limit(parts, 6), "; ")
 	}
-	sort.Strings(busy)
-	return busy, nil
+	if c := meta.FindStatusCondition(s.bb.Status.Conditions, v1alpha1.ConditionProvisioned); c == nil || c.Reason != reason || c.Message != msg {
+		logf.FromContext(ctx).Info("waiting: teardown", "phase", s.bb.Status.Phase, "reason", reason, "message", msg)
+	}
+	setCondition(s.bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, reason, msg)
+	return ctrl.Result{RequeueAfter: w.requeue}, nil
 }
 
-// stopCopies deletes the running copy pods of the given directions (a copy must not race the
-// removal of the data) and returns busy with them added, so teardown waits until they are gone.
-func (r *BurstBufferReconciler) stopCopies(ctx context.Context, bb *v1alpha1.BurstBuffer, busy []string, dirs []staging.Direction) ([]string, error) {
+// checkStopping bounds the wait for any of the burst buffer's pods being deleted.
+func (r *BurstBufferReconciler) checkStopping(ctx context.Context, bb *v1alpha1.BurstBuffer, w *teardownWait) error {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
 		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
 	}); err != nil {
-		return busy, err
+		return err
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if !slices.Contains(dirs, staging.Direction(p.Labels[nodetask.LabelComponent])) {
-			continue
+		if p.DeletionTimestamp.IsZero() || p.Labels[nodetask.LabelComponent] == "clean" {
+			continue // clean pods: superviseClean
 		}
-		if st, _ := nodetask.StateOf(p); st == nodetask.Running {
-			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-				return busy, err
-			}
-			busy = append(busy, p.Name)
+		if err := r.checkTerminating(ctx, bb, p, w); err != nil {
+			return err
 		}
 	}
-	return busy, nil
+	return nil
+}
+
+func removals(bb *v1alpha1.BurstBuffer) map[string]string {
+	out := map[string]string{}
+	for _, n := range bb.Status.Nodes {
+		out[n.Name] = string(n.Removal)
+		if n.Removal == "" {
+			out[n.Name] = "Removed"
+		}
+	}
+	return out
 }
 
 // teardownRecheck is how often an unfinished teardown looks again without an event.

@@ -24,19 +24,6 @@ import (
 
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch
 
-// Reasons of the StagedIn and StagedOut conditions besides the API's Staging, Staged,
-// StageFailed and WaitingForWorkload (stage-out waits until the workload's pods ended).
-const (
-	// ReasonClaimNotFound: a claim named in the spec does not exist (yet).
-	ReasonClaimNotFound = "ClaimNotFound"
-	// ReasonSecretNotFound: an object store's credentialsSecret does not exist (yet).
-	ReasonSecretNotFound = "SecretNotFound"
-	// ReasonNodeGone: a node holding data is gone; its data cannot be staged out.
-	ReasonNodeGone = "NodeGone"
-	// ReasonSkippedByHurry: spec.teardown.hurry skipped the stage-out.
-	ReasonSkippedByHurry = "SkippedByHurry"
-)
-
 // stageOutcome is what one visit of a copy found.
 type stageOutcome int
 
@@ -88,7 +75,7 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 	for _, n := range s.nodes {
 		var node corev1.Node
 		if err := r.Get(ctx, client.ObjectKey{Name: n}, &node); apierrors.IsNotFound(err) {
-			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, ReasonNodeGone,
+			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonNodeGone,
 				fmt.Sprintf("node %s is gone: the data on it cannot be staged out. Nothing was removed from the other nodes; set spec.teardown.hurry: true to finish the teardown without it", n))
 			return ctrl.Result{}, false, nil
 		} else if err != nil {
@@ -118,7 +105,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 			// Stage-in waits (the claim may be created right after the BurstBuffer); for stage-out
 			// this needs a human (summarise makes it StageOutFailed). Either way the claim's
 			// watch resumes the copy as soon as it exists.
-			setCondition(bb, cond, metav1.ConditionFalse, ReasonClaimNotFound,
+			setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonClaimNotFound,
 				fmt.Sprintf("PersistentVolumeClaim %s/%s does not exist: create it (or correct the claim name in spec.%s); the copy starts when it exists%s",
 					bb.Namespace, name, d.Field(), keptUntil))
 			return stageWaiting, ctrl.Result{}, nil
@@ -136,7 +123,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: name}, &sec)
 		if apierrors.IsNotFound(err) {
 			// As a missing claim; Secrets are not watched (not cached), so look again soon.
-			setCondition(bb, cond, metav1.ConditionFalse, ReasonSecretNotFound,
+			setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound,
 				fmt.Sprintf("Secret %s/%s (s3.credentialsSecret) does not exist: create it with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or correct spec.%s); the copy starts when it exists%s",
 					bb.Namespace, name, d.Field(), keptUntil))
 			return stageWaiting, ctrl.Result{RequeueAfter: secretRecheck}, nil
@@ -182,6 +169,22 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		pods = append(pods, np)
 	}
 
+	// A copy pod the scheduler cannot place waits for as long as the cause lasts (a node
+	// cordoned or full, a claim it cannot reach): past a bound that is a failure the user
+	// must see, naming the node; the data stays where it is. It recovers by itself when
+	// the pod is scheduled.
+	stuck, recheck := r.unschedulable(pods)
+	if len(stuck) > 0 {
+		keep := ""
+		if d == staging.Out {
+			keep = " The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up."
+		}
+		setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonCopyUnschedulable,
+			fmt.Sprintf("%s copy pod(s) cannot be scheduled: %s. Make the node(s) schedulable for them (uncordon, free resources, or let the claim be reached from them); the copy starts as soon as the scheduler places them.%s",
+				d.Name(), strings.Join(stuck, "; "), keep))
+		return stageFailed, ctrl.Result{RequeueAfter: recheck}, nil
+	}
+
 	st := staging.Summarise(pods, parallel, r.Now())
 	for i := range st.Nodes {
 		st.Nodes[i].Message = staging.Readable(bb, d, st.Nodes[i].Message)
@@ -215,9 +218,39 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 	setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStaging, msg)
 	if anyRunning {
 		// Pod events do not tell progress: look at the copies' logs again shortly.
-		return stageWaiting, ctrl.Result{RequeueAfter: progressInterval}, nil
+		recheck = minPositive(recheck, progressInterval)
 	}
-	return stageWaiting, ctrl.Result{}, nil
+	return stageWaiting, ctrl.Result{RequeueAfter: recheck}, nil
+}
+
+// unschedulable names the copy pods the scheduler has not placed for longer than the bound,
+// with their node and the scheduler's reason; recheck is when the next one reaches it.
+func (r *BurstBufferReconciler) unschedulable(pods []staging.NodePod) (stuck []string, recheck time.Duration) {
+	bound := r.UnschedulableTimeout
+	if bound <= 0 {
+		bound = time.Minute
+	}
+	for _, np := range pods {
+		if np.Pod == nil || !np.Pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		for _, c := range np.Pod.Status.Conditions {
+			if c.Type != corev1.PodScheduled || c.Status != corev1.ConditionFalse || c.Reason != corev1.PodReasonUnschedulable {
+				continue
+			}
+			since := c.LastTransitionTime.Time
+			if since.IsZero() {
+				since = np.Pod.CreationTimestamp.Time
+			}
+			if left := since.Add(bound).Sub(r.Now()); left > 0 {
+				recheck = minPositive(recheck, left+time.Second)
+				continue
+			}
+			stuck = append(stuck, fmt.Sprintf("%s for node %s, unschedulable for %s: %s", np.Pod.Name, np.Node,
+				r.Now().Sub(since).Round(time.Second), firstLine(c.Message)))
+		}
+	}
+	return stuck, recheck
 }
 
 // secretRecheck is how often a copy waiting for its credentials Secret looks again.

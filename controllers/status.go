@@ -54,25 +54,26 @@ func conditionReason(bb *v1alpha1.BurstBuffer, typ string) string {
 	return ""
 }
 
-// failureReasons are the reasons that mean "a human must act", as opposed to "in progress".
-var failureReasons = map[string]bool{
-	v1alpha1.ReasonNodesNotFound:       true,
-	v1alpha1.ReasonInvalidHardware:     true,
-	v1alpha1.ReasonNotImplemented:      true,
-	v1alpha1.ReasonProbeFailed:         true,
-	v1alpha1.ReasonClientModuleMissing: true,
-	v1alpha1.ReasonMachineUUIDMissing:  true,
-	v1alpha1.ReasonLicenseRequired:     true,
-	v1alpha1.ReasonStageFailed:         true,
-	ReasonNodeGone:                     true,
-	"PrepareFailed":                    true,
-	// Refusals of controllers/admission.go.
-	v1alpha1.ReasonInvalidSpec:           true,
-	v1alpha1.ReasonStoragePathNotAllowed: true,
-	v1alpha1.ReasonInsufficientCapacity:  true,
+// isFailureReason: the reason needs a person (a Warning event): every kind but Progress,
+// as declared in api/v1alpha1.
+func isFailureReason(r string) bool { return v1alpha1.KindOf(r) != v1alpha1.ReasonKindProgress }
+
+// stageConditions are the conditions whose reasons decide Failed and Degraded (Ready only
+// repeats the first of them that is not True).
+var stageConditions = []string{
+	v1alpha1.ConditionLimitsEstimated, v1alpha1.ConditionProvisioned, v1alpha1.ConditionClientsMounted,
+	v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated, v1alpha1.ConditionStagedIn, v1alpha1.ConditionStagedOut,
 }
 
-func isFailureReason(r string) bool { return failureReasons[r] }
+// withKind says whether a stage condition is False with a reason of kind k.
+func withKind(bb *v1alpha1.BurstBuffer, k v1alpha1.ReasonKind) bool {
+	for _, t := range stageConditions {
+		if c := meta.FindStatusCondition(bb.Status.Conditions, t); c != nil && c.Status == metav1.ConditionFalse && v1alpha1.KindOf(c.Reason) == k {
+			return true
+		}
+	}
+	return false
+}
 
 // summarise derives Ready, the phase and the printer-column summary from the conditions and
 // figures. It runs once per visit, just before the status patch, so the phase is never out
@@ -100,16 +101,13 @@ func (r *BurstBufferReconciler) summarise(s *scope) {
 		bb.Status.Phase = v1alpha1.PhaseTearingDown
 	case ready:
 		bb.Status.Phase = v1alpha1.PhaseReady
-	case refusedBySpec(bb):
+	// Failed and Degraded follow from the kinds declared with the reasons (api/v1alpha1), on
+	// whichever condition carries them.
+	case withKind(bb, v1alpha1.ReasonKindTerminal):
 		bb.Status.Phase = v1alpha1.PhaseFailed
 	case len(bb.Status.Nodes) == 0:
 		bb.Status.Phase = v1alpha1.PhasePending
-	case conditionIs(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse) &&
-		isFailureReason(conditionReason(bb, v1alpha1.ConditionProvisioned)):
-		bb.Status.Phase = v1alpha1.PhaseFailed
-	case anyFailure(bb, v1alpha1.ConditionStagedIn):
-		bb.Status.Phase = v1alpha1.PhaseFailed
-	case anyFailure(bb, v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated, v1alpha1.ConditionLimitsEstimated):
+	case withKind(bb, v1alpha1.ReasonKindDegraded):
 		bb.Status.Phase = v1alpha1.PhaseDegraded
 	case !conditionIs(bb, v1alpha1.ConditionProvisioned, metav1.ConditionTrue):
 		bb.Status.Phase = v1alpha1.PhaseProvisioning
@@ -132,15 +130,6 @@ func stageOutStuck(bb *v1alpha1.BurstBuffer) bool {
 		return false
 	}
 	return true
-}
-
-func anyFailure(bb *v1alpha1.BurstBuffer, types ...string) bool {
-	for _, t := range types {
-		if conditionIs(bb, t, metav1.ConditionFalse) && isFailureReason(conditionReason(bb, t)) {
-			return true
-		}
-	}
-	return false
 }
 
 // setReady: Ready is True when every stage the spec asks for is done; otherwise it carries

@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 // storageBencher is an engine with a component test of its own storage targets (the beegfs
@@ -42,8 +46,21 @@ func (r *BurstBufferReconciler) reconcileStorageBench(ctx context.Context, s *sc
 		seconds = 10
 	}
 	plan := beegfs.StorageBenchPlanFor(beegfs.TargetsPerNode(s.bb), fastest, leastFree, seconds)
+	// StorageBench measures the nodes' devices: only while this burst buffer holds them.
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(s.bb.Namespace), client.MatchingLabels{
+		v1alpha1.LabelBurstBuffer: s.bb.Name, nodetask.LabelComponent: beegfs.ComponentStorageBench,
+	}); err != nil {
+		return nil, false, err
+	}
+	if len(pods.Items) == 0 {
+		if err := r.acquireNodeLocks(ctx, s); err != nil || !s.locks.held {
+			return nil, false, err
+		}
+	}
 	out, err := sb.StorageBench(ctx, s.bb, s.nodes, plan)
 	if err != nil || !out.Done {
+		s.locks.busy = true
 		return nil, false, err
 	}
 	return &storageBenchRun{plan: plan, outcome: out}, true, nil

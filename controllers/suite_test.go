@@ -33,6 +33,12 @@ import (
 // controller-manager: tests play their part through the API (node objects, pod phases),
 // which is honest at this tier - the e2e suite runs the real thing.
 
+// Bounds of the waits the operator puts a limit on, shortened for the suite.
+const (
+	teardownBound      = 6 * time.Second
+	unschedulableBound = 3 * time.Second
+)
+
 var (
 	cfg        *rest.Config
 	k8s        client.Client
@@ -82,7 +88,7 @@ func startManager() {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  controllers.CacheOptions(),
+		Cache:                  controllers.CacheOptions("default"),
 		// The suite restarts the manager in-process; metric names would clash otherwise.
 		Controller: config.Controller{SkipNameValidation: ptr(true)},
 	})
@@ -92,6 +98,9 @@ func startManager() {
 		Recorder:       mgr.GetEventRecorder("beeburst"),
 		AgentImage:     "beeburst/agent:test",
 		CacheNamespace: "default",
+		// Short bounds, so that the specs of stuck teardowns and copies run in seconds.
+		TeardownTimeout:      teardownBound,
+		UnschedulableTimeout: unschedulableBound,
 	}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&controllers.WorkloadReconciler{
 		Client:   mgr.GetClient(),

@@ -17,7 +17,6 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/bench"
-	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -111,7 +110,7 @@ points:
 					"--procs", fmt.Sprint(p.n), "--runtime", fmt.Sprintf("%ds", seconds), "--timeout", "3m"},
 				DeadlineSeconds: 300, MountFileSystem: true,
 			})
-			st, msg, err := engine.RunTask(ctx, r.Client, pod)
+			st, msg, _, err := r.runMeasuring(ctx, s, pod)
 			if err != nil {
 				return false, err
 			}

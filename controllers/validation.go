@@ -10,14 +10,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
-	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodecache"
@@ -34,42 +35,90 @@ const ComponentProbeDevice = "probe-dev"
 const belowDocumentedShare = 0.9
 
 // reconcileValidation runs the stages the profile asks for, within the time budget. Each
-// stage publishes as soon as it has figures, so a budget cut keeps what was measured.
+// stage publishes as soon as it has figures, so a budget cut keeps what was measured. It
+// measures only while it holds the measuring locks of all its nodes (nodelock.go); the
+// budget starts when it first holds them.
 func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	bb := s.bb
 	if bb.Spec.Validation.Profile == v1alpha1.ProfileNone {
 		msg := "validation.profile is none: only stage-1 limits (from the hardware) are published"
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
 		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
-		return ctrl.Result{}, true, nil
+		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 	}
 	if conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) {
-		return ctrl.Result{}, true, nil // measured once; a burst buffer is not re-validated
+		// Measured once; a burst buffer is not re-validated. The locks go back once the last
+		// measuring pod is gone (a budget cut deletes them; their end is an event).
+		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
+	}
+	// A burst buffer that holds or queues for a lock renews its place on every visit.
+	if held, queued, err := r.heldLeases(ctx, bb); err != nil {
+		return ctrl.Result{}, false, err
+	} else if len(held)+len(queued) > 0 {
+		if err := r.acquireNodeLocks(ctx, s); err != nil {
+			return ctrl.Result{}, false, err
+		}
 	}
 	if refusedBySpec(bb) {
 		return ctrl.Result{}, false, nil // a node has too little space: nothing more to measure
 	}
 	now := r.Now()
-	if bb.Status.ValidationStartTime == nil {
-		t := metav1.NewTime(now)
-		bb.Status.ValidationStartTime = &t
+	if start := bb.Status.ValidationStartTime; start != nil && !now.Before(start.Add(budget(bb))) {
+		if err := r.cutShort(ctx, s); err != nil {
+			return ctrl.Result{}, false, err
+		}
+		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 	}
-	deadline := bb.Status.ValidationStartTime.Add(budget(bb))
-	if !now.Before(deadline) {
-		return ctrl.Result{}, true, r.cutShort(ctx, s)
-	}
-	// The budget is a clock: wake up when it runs out even if no pod changes.
-	wake := ctrl.Result{RequeueAfter: deadline.Sub(now)}
 
 	done, err := r.reconcileComponents(ctx, s)
-	if err != nil || !done {
-		return wake, false, err
+	if err == nil && done {
+		done, err = r.reconcileSweep(ctx, s)
 	}
-	done, err = r.reconcileSweep(ctx, s)
-	if err != nil || !done {
-		return wake, false, err
+	if err != nil {
+		return ctrl.Result{}, false, err
 	}
-	return ctrl.Result{}, true, nil
+	if done {
+		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
+	}
+	var wake time.Duration
+	if start := bb.Status.ValidationStartTime; start != nil {
+		// The budget is a clock: wake up when it runs out even if no pod changes.
+		wake = start.Add(budget(bb)).Sub(now)
+	}
+	if w := s.locks.wait; w != nil {
+		r.queued(ctx, s, w)
+		wake = minPositive(wake, w.requeue(now))
+	}
+	if s.locks.held {
+		wake = minPositive(wake, lockDuration/2) // renew the locks while measuring
+	}
+	// A stage that failed leaves nothing running: the nodes go to the next burst buffer.
+	return ctrl.Result{RequeueAfter: wake}, false, r.releaseIfIdle(ctx, s, false)
+}
+
+// queued says in the status that the burst buffer waits for a node, on the first stage
+// condition that is not done - unless that stage already failed.
+func (r *BurstBufferReconciler) queued(ctx context.Context, s *scope, w *lockWait) {
+	typ := v1alpha1.ConditionComponentsMeasured
+	if conditionIs(s.bb, typ, metav1.ConditionTrue) {
+		typ = v1alpha1.ConditionValidated
+	}
+	if v1alpha1.KindOf(conditionReason(s.bb, typ)) != v1alpha1.ReasonKindProgress {
+		return
+	}
+	msg := w.message()
+	if c := meta.FindStatusCondition(s.bb.Status.Conditions, typ); c == nil || c.Reason != v1alpha1.ReasonQueuedForNode || c.Message != msg {
+		logf.FromContext(ctx).Info("waiting: queued for a node's measuring lock", "phase", s.bb.Status.Phase,
+			"reason", v1alpha1.ReasonQueuedForNode, "node", w.node, "holder", w.holder, "ahead", w.ahead)
+	}
+	setCondition(s.bb, typ, metav1.ConditionFalse, v1alpha1.ReasonQueuedForNode, msg)
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 func budget(bb *v1alpha1.BurstBuffer) time.Duration {
@@ -124,7 +173,7 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 			figures[node], reused[node] = f, f.MeasuredBy != bb.Namespace+"/"+bb.Name
 			continue
 		}
-		st, msg, err := engine.RunTask(ctx, r.Client, r.deviceProbePod(bb, i, node, linkAddress))
+		st, msg, pod, err := r.runMeasuring(ctx, s, r.deviceProbePod(bb, i, node, linkAddress))
 		if err != nil {
 			return false, err
 		}
@@ -140,10 +189,10 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 				continue
 			}
 			f.Node, f.StoragePath, f.MeasuredBy = node, bb.Spec.Storage.Path, bb.Namespace+"/"+bb.Name
-			figures[node] = f
-			if err := r.saveFigures(ctx, f); err != nil {
+			if f.Conditions, err = r.probeConditions(ctx, s, pod, f); err != nil {
 				return false, err
 			}
+			figures[node] = f
 		}
 	}
 	if recordDiscovered(bb, figures) {
@@ -231,6 +280,13 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 			doc, src := documentedLink(bb, s.nodeObj(node), node)
 			nc.Network = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: doc, MeasuredBytesPerSecond: positive(int64(got)), Source: src}
 		}
+		if c := f.Conditions; c != nil && len(c.OtherPods) > 0 && !reused[node] {
+			warnings = append(warnings, v1alpha1.Warning{
+				Reason: v1alpha1.WarningNodeBusy, Node: node, Component: "device",
+				Message: fmt.Sprintf("node %s: other beeburst pods ran on the node while its device was probed (%s): the device figures may be low; they are published for this burst buffer but not kept for reuse",
+					node, strings.Join(limit(c.OtherPods, 4), ", ")),
+			})
+		}
 		warnings = append(warnings, belowDocumented(node, "device-write", nc.DeviceWrite)...)
 		warnings = append(warnings, belowDocumented(node, "device-read", nc.DeviceRead)...)
 		warnings = append(warnings, storageBenchFigures(sb, &nc)...)
@@ -273,7 +329,7 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 		}
 	}
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings,
-		map[string]bool{v1alpha1.WarningBelowDocumented: true, v1alpha1.WarningComponentTestFailed: true}, warnings)
+		map[string]bool{v1alpha1.WarningBelowDocumented: true, v1alpha1.WarningComponentTestFailed: true, v1alpha1.WarningNodeBusy: true}, warnings)
 }
 
 // belowDocumented warns when a measured figure is more than 10% under its documented one.

@@ -295,6 +295,10 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		finishPod(ctx, ns, "first-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 290e6, 400e6))
 		finishNetwork(ctx, ns, "first", []string{ns + "-a", ns + "-b"}, 118e6)
 		Eventually(condition(ctx, first, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
+		// The first one measures its nodes to the end before the second may (nodelock.go).
+		finishPod(ctx, ns, "first-sweep-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 290e6, 390e6))
+		finishPod(ctx, ns, "first-sweep-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 280e6, 390e6))
+		Eventually(condition(ctx, first, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
 
 		second := quickBB("second")
 		Expect(k8s.Create(ctx, second)).To(Succeed())
@@ -306,6 +310,11 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(comp.Nodes[0].Reused).To(BeTrue())
 		Expect(*comp.Nodes[0].DeviceWrite.MeasuredBytesPerSecond).To(Equal(int64(310e6)))
 		Expect(comp.Write.LimitBytesPerSecond).To(Equal(int64(600e6)))
+		for k, procs := range []int{1, 4} {
+			finishPod(ctx, ns, fmt.Sprintf("second-sweep-%d", 1000*k), corev1.PodSucceeded, idealReport(ns+"-a", procs, 290e6, 390e6))
+			finishPod(ctx, ns, fmt.Sprintf("second-sweep-%d", 1000*k+1), corev1.PodSucceeded, idealReport(ns+"-b", procs, 280e6, 390e6))
+		}
+		Eventually(condition(ctx, second, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
 
 		// A different storage path is a different drive: no reuse.
 		third := quickBB("third")

@@ -10,7 +10,6 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
-	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -45,7 +44,7 @@ func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope
 					"--procs", fmt.Sprint(procs), "--runtime", "5s", "--timeout", "3m"},
 				DeadlineSeconds: 300, MountFileSystem: true,
 			})
-			st, msg, err := engine.RunTask(ctx, r.Client, pod)
+			st, msg, _, err := r.runMeasuring(ctx, s, pod)
 			if err != nil {
 				return false, err
 			}

@@ -579,7 +579,10 @@ type TeardownSpec struct {
 	TTL Duration `json:"ttl,omitempty"`
 
 	// hurry skips stage-out at teardown and deletion. Data named in stageOut is then lost:
-	// set it only when you mean it.
+	// set it only when you mean it. It also makes every deletion finish: a pod that does not
+	// stop within the operator's bound is deleted without grace, and a node whose data cannot
+	// be removed in time is given up (status.nodes[].removal: Abandoned, a Warning event
+	// DataLeftOnNode names it).
 	// +optional
 	Hurry bool `json:"hurry,omitempty"`
 }
@@ -781,7 +784,25 @@ type NodeStatus struct {
 	// stage-2 device probe discovered on the node.
 	// +optional
 	Hardware *NodeHardware `json:"hardware,omitempty"`
+	// removal is set at teardown when the node's data was not removed by a clean pod:
+	// NothingToRemove (spec.storage.path does not exist on the node, so nothing was ever
+	// written there), NodeGone (the Node object is gone, and its data with it or out of
+	// reach), Abandoned (spec.teardown.hurry gave up a node whose data could not be removed
+	// in time; it stays on the node, and a Warning event DataLeftOnNode names it).
+	// +kubebuilder:validation:Enum=NothingToRemove;NodeGone;Abandoned
+	// +optional
+	Removal NodeRemoval `json:"removal,omitempty"`
 }
+
+// NodeRemoval is what teardown did about a node's data when a clean pod did not remove it.
+type NodeRemoval string
+
+// Node removals.
+const (
+	RemovalNothingToRemove NodeRemoval = "NothingToRemove"
+	RemovalNodeGone        NodeRemoval = "NodeGone"
+	RemovalAbandoned       NodeRemoval = "Abandoned"
+)
 
 // NodeHardware is one node's hardware: the documented link rate stage 1 uses for the node and
 // where it came from, and what the stage-2 device probe read from the node's sysfs. Device
@@ -1143,6 +1164,10 @@ const (
 	// WarningComponentTestFailed: an engine's extra component test (the beegfs engine's
 	// StorageBench) gave no figures; stage 2 went on without them.
 	WarningComponentTestFailed = "ComponentTestFailed"
+	// WarningNodeBusy: other beeburst pods (another burst buffer's tasks, or its workload)
+	// ran on a node while its device was probed; the figures are published but not kept
+	// for reuse.
+	WarningNodeBusy = "NodeBusy"
 )
 
 // Warning is one finding.

@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "sort"
+
 // Finalizer guards teardown: it is added before the operator creates anything on a node and
 // removed only after stage-out finished and the node-local directories are gone.
 const Finalizer = "beeburst.io/teardown"
@@ -38,19 +40,25 @@ const (
 	ConditionStagedOut          = "StagedOut"
 )
 
-// Condition reasons.
+// Condition reasons. Every reason any part of the operator sets is declared here, once, and
+// given its kind in reasonKinds below: the kind decides the phase (a Terminal reason makes
+// the burst buffer Failed, a Degraded one Degraded) and the event type. A Reason constant
+// without a kind fails `go test ./api/...`, so a new reason cannot be forgotten.
 const (
-	ReasonPending             = "Pending"
-	ReasonReconciling         = "Reconciling"
-	ReasonNodesNotFound       = "NodesNotFound"
-	ReasonNodesSelected       = "NodesSelected"
-	ReasonWaitingForWorkload  = "WaitingForWorkload"
-	ReasonEstimated           = "Estimated"
-	ReasonHardwareUnknown     = "HardwareUnknown"
-	ReasonInvalidHardware     = "InvalidHardware"
-	ReasonProvisioning        = "Provisioning"
-	ReasonProvisioned         = "Provisioned"
-	ReasonNotImplemented      = "NotImplemented"
+	ReasonPending            = "Pending"
+	ReasonReconciling        = "Reconciling"
+	ReasonNodesNotFound      = "NodesNotFound"
+	ReasonNodesSelected      = "NodesSelected"
+	ReasonWaitingForWorkload = "WaitingForWorkload"
+	ReasonEstimated          = "Estimated"
+	ReasonHardwareUnknown    = "HardwareUnknown"
+	ReasonInvalidHardware    = "InvalidHardware"
+	ReasonProvisioning       = "Provisioning"
+	ReasonProvisioned        = "Provisioned"
+	ReasonNotImplemented     = "NotImplemented"
+	// ReasonPrepareFailed: the local engine could not create the burst buffer's directory
+	// on a node (spec.storage.path missing, no permission).
+	ReasonPrepareFailed       = "PrepareFailed"
 	ReasonProbing             = "Probing"
 	ReasonMeasured            = "Measured"
 	ReasonReused              = "Reused"
@@ -60,20 +68,59 @@ const (
 	ReasonCutShort            = "CutShort"
 	ReasonSkipped             = "Skipped"
 	ReasonClientModuleMissing = "ClientModuleMissing"
+	ReasonMounted             = "Mounted"
+	ReasonStaging             = "Staging"
+	ReasonStaged              = "Staged"
+	ReasonStageFailed         = "StageFailed"
+	ReasonNothingToStage      = "NothingToStage"
+	ReasonReady               = "Ready"
+	ReasonNotReady            = "NotReady"
+	ReasonDeleting            = "Deleting"
+	ReasonWaitingForStageOut  = "WaitingForStageOut"
+
+	// ReasonQueuedForNode: a node of the burst buffer is being measured by another burst
+	// buffer; at most one measures a node at a time, and this one waits its turn (the message
+	// names the node and the holder). The time budget starts when the turn comes.
+	ReasonQueuedForNode = "QueuedForNode"
+
+	// Stage-in and stage-out, besides Staging, Staged, StageFailed, WaitingForWorkload.
+	// ReasonClaimNotFound: a claim named in the spec does not exist (yet).
+	ReasonClaimNotFound = "ClaimNotFound"
+	// ReasonSecretNotFound: an object store's credentialsSecret does not exist (yet).
+	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonNodeGone: a node holding data is gone; its data cannot be staged out.
+	ReasonNodeGone = "NodeGone"
+	// ReasonSkippedByHurry: spec.teardown.hurry skipped the stage-out.
+	ReasonSkippedByHurry = "SkippedByHurry"
+	// ReasonCopyUnschedulable: a copy pod could not be scheduled on its node for longer than
+	// the operator waits (the message names the node and the scheduler's reason). The data
+	// stays where it is.
+	ReasonCopyUnschedulable = "CopyUnschedulable"
+
+	// ReasonTeardownStuck: deletion waits for something on a node that does not happen (a
+	// pod that does not start or does not end); the message names the node and what to do.
+	ReasonTeardownStuck = "TeardownStuck"
+
+	// The beegfs engine's reasons (Provisioned and ClientsMounted conditions).
+	ReasonModuleCheckFailed  = "ModuleCheckFailed"
+	ReasonPortShiftExhausted = "PortShiftExhausted"
+	ReasonSecretConflict     = "SecretConflict"
+	ReasonServicesNotReady   = "ServicesNotReady"
+	ReasonStripingFailed     = "StripingFailed"
+	ReasonMounting           = "Mounting"
+	ReasonWaitingForServices = "WaitingForServices"
+
 	// ReasonMachineUUIDMissing: a node has no machine UUID (DMI product_uuid), without which
 	// BeeGFS 8 metadata and storage servers refuse to register.
 	ReasonMachineUUIDMissing = "MachineUUIDMissing"
 	// ReasonLicenseRequired: the management service refused clients for want of a licence.
-	ReasonLicenseRequired    = "LicenseRequired"
-	ReasonMounted            = "Mounted"
-	ReasonStaging            = "Staging"
-	ReasonStaged             = "Staged"
-	ReasonStageFailed        = "StageFailed"
-	ReasonNothingToStage     = "NothingToStage"
-	ReasonReady              = "Ready"
-	ReasonNotReady           = "NotReady"
-	ReasonDeleting           = "Deleting"
-	ReasonWaitingForStageOut = "WaitingForStageOut"
+	ReasonLicenseRequired = "LicenseRequired"
+	// ReasonLicenseSecretMissing: spec.beegfs.licenseSecret names a Secret that does not
+	// exist (yet); the services wait for it.
+	ReasonLicenseSecretMissing = "LicenseSecretMissing"
+	// ReasonConfigConflict: the burst buffer's BeeGFS ConfigMap exists but belongs to
+	// something else.
+	ReasonConfigConflict = "ConfigConflict"
 	// ReasonInvalidSpec: a value the operator cannot use reached it - a label selector the
 	// CRD schema cannot check, a value stored through an older CRD before a rule refused it,
 	// or an object the manager cannot decode at all; the message names the field. Nothing is
@@ -86,3 +133,102 @@ const (
 	// spec.storage.capacityPerNode, as the stage-2 device probe saw it.
 	ReasonInsufficientCapacity = "InsufficientCapacity"
 )
+
+// ReasonKind is what a condition reason means for the burst buffer as a whole.
+type ReasonKind int
+
+const (
+	// ReasonKindProgress: in progress, done, or waiting for something that comes by itself.
+	ReasonKindProgress ReasonKind = iota
+	// ReasonKindAttention: waiting for something a person may have to provide or fix (a
+	// node, a claim, a Secret, a stuck pod); the operator goes on by itself once it is
+	// there. A Warning event; the phase does not change.
+	ReasonKindAttention
+	// ReasonKindDegraded: the file system works, a measurement failed. Phase Degraded.
+	ReasonKindDegraded
+	// ReasonKindTerminal: the burst buffer cannot go on until a person changes the spec or
+	// the nodes. Phase Failed.
+	ReasonKindTerminal
+)
+
+// reasonKinds gives every reason above its kind.
+var reasonKinds = map[string]ReasonKind{
+	ReasonPending:               ReasonKindProgress,
+	ReasonReconciling:           ReasonKindProgress,
+	ReasonNodesNotFound:         ReasonKindAttention,
+	ReasonNodesSelected:         ReasonKindProgress,
+	ReasonWaitingForWorkload:    ReasonKindProgress,
+	ReasonEstimated:             ReasonKindProgress,
+	ReasonHardwareUnknown:       ReasonKindProgress,
+	ReasonInvalidHardware:       ReasonKindDegraded,
+	ReasonProvisioning:          ReasonKindProgress,
+	ReasonProvisioned:           ReasonKindProgress,
+	ReasonNotImplemented:        ReasonKindTerminal,
+	ReasonPrepareFailed:         ReasonKindTerminal,
+	ReasonProbing:               ReasonKindProgress,
+	ReasonMeasured:              ReasonKindProgress,
+	ReasonReused:                ReasonKindProgress,
+	ReasonProbeFailed:           ReasonKindDegraded,
+	ReasonSweeping:              ReasonKindProgress,
+	ReasonValidated:             ReasonKindProgress,
+	ReasonCutShort:              ReasonKindProgress,
+	ReasonSkipped:               ReasonKindProgress,
+	ReasonClientModuleMissing:   ReasonKindTerminal,
+	ReasonMounted:               ReasonKindProgress,
+	ReasonStaging:               ReasonKindProgress,
+	ReasonStaged:                ReasonKindProgress,
+	ReasonStageFailed:           ReasonKindTerminal,
+	ReasonNothingToStage:        ReasonKindProgress,
+	ReasonReady:                 ReasonKindProgress,
+	ReasonNotReady:              ReasonKindProgress,
+	ReasonDeleting:              ReasonKindProgress,
+	ReasonWaitingForStageOut:    ReasonKindProgress,
+	ReasonQueuedForNode:         ReasonKindProgress,
+	ReasonClaimNotFound:         ReasonKindAttention,
+	ReasonSecretNotFound:        ReasonKindAttention,
+	ReasonNodeGone:              ReasonKindTerminal,
+	ReasonSkippedByHurry:        ReasonKindProgress,
+	ReasonCopyUnschedulable:     ReasonKindTerminal,
+	ReasonTeardownStuck:         ReasonKindAttention,
+	ReasonModuleCheckFailed:     ReasonKindAttention,
+	ReasonPortShiftExhausted:    ReasonKindTerminal,
+	ReasonSecretConflict:        ReasonKindTerminal,
+	ReasonServicesNotReady:      ReasonKindAttention,
+	ReasonStripingFailed:        ReasonKindAttention,
+	ReasonMounting:              ReasonKindProgress,
+	ReasonWaitingForServices:    ReasonKindProgress,
+	ReasonMachineUUIDMissing:    ReasonKindTerminal,
+	ReasonLicenseRequired:       ReasonKindTerminal,
+	ReasonLicenseSecretMissing:  ReasonKindAttention,
+	ReasonConfigConflict:        ReasonKindTerminal,
+	ReasonInvalidSpec:           ReasonKindTerminal,
+	ReasonStoragePathNotAllowed: ReasonKindTerminal,
+	ReasonInsufficientCapacity:  ReasonKindTerminal,
+	ReasonTargetPredicted:       ReasonKindProgress,
+	ReasonTargetUnreachable:     ReasonKindAttention,
+	ReasonTargetMet:             ReasonKindProgress,
+	ReasonTargetNotMet:          ReasonKindAttention,
+	ReasonTargetUnknown:         ReasonKindProgress,
+}
+
+// KindOf is the kind of a reason; an undeclared reason counts as Progress (and fails the
+// api tests before it can ship).
+func KindOf(reason string) ReasonKind { return reasonKinds[reason] }
+
+// IsDeclaredReason says whether reason is declared above.
+func IsDeclaredReason(reason string) bool {
+	_, ok := reasonKinds[reason]
+	return ok
+}
+
+// ReasonsOfKind lists the declared reasons of a kind, sorted.
+func ReasonsOfKind(k ReasonKind) []string {
+	var out []string
+	for r, kind := range reasonKinds {
+		if kind == k {
+			out = append(out, r)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -57,7 +57,8 @@ func main() {
 	}
 	check("CustomResourceDefinition/burstbuffers.beeburst.io", "spec")
 	check("ClusterRole/beeburst-manager", "rules")
-	check("Role/beeburst-leader-election", "rules")
+	check("Role/beeburst-manager", "rules")
+	check("RoleBinding/beeburst-manager", "roleRef", "subjects.0.name")
 	check("ServiceAccount/beeburst-manager", "metadata.name")
 	check("ClusterRoleBinding/beeburst-manager", "roleRef")
 	check("Deployment/beeburst-manager",

@@ -42,23 +42,6 @@ import (
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
-// Reasons of the Provisioned and ClientsMounted conditions set by this engine (besides the
-// API's ReasonProvisioning, ReasonProvisioned, ReasonClientModuleMissing, ReasonMounted).
-const (
-	ReasonModuleCheckFailed  = "ModuleCheckFailed"
-	ReasonPortsExhausted     = "PortShiftExhausted"
-	ReasonSecretConflict     = "SecretConflict"
-	ReasonServicesNotReady   = "ServicesNotReady"
-	ReasonStripingFailed     = "StripingFailed"
-	ReasonMounting           = "Mounting"
-	ReasonWaitingForServices = "WaitingForServices"
-	// ReasonConfigConflict: a ConfigMap of the instance's name exists and is not its own.
-	ReasonConfigConflict = "ConfigConflict"
-	// ReasonLicenseSecretMissing: spec.beegfs.licenseSecret names a Secret that is not there
-	// (or lacks license.pem); the engine waits for it.
-	ReasonLicenseSecretMissing = "LicenseSecretMissing"
-)
-
 // Engine is the beegfs engine.
 type Engine struct {
 	Client client.Client
@@ -174,7 +157,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 			if strings.Contains(detail, machineUUIDLog) {
 				// The preflight passed, yet the daemon found no UUID (another container
 				// runtime's view of /sys): as terminal as a failed preflight.
-				res.Reason, res.Terminal = v1alpha1.ReasonMachineUUIDMissing, true
+				res.Reason = v1alpha1.ReasonMachineUUIDMissing
 				res.Message = fmt.Sprintf("%s on %s cannot register: %q; BeeGFS 8 servers need the node's machine UUID (DMI product_uuid) inside their container; choose other nodes or use spec.engine: local",
 					want.Labels[nodetask.LabelComponent], want.Spec.NodeName, machineUUIDLog)
 				return res, nil
@@ -189,7 +172,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	}
 
 	// (f) Registered and online, as mgmtd sees it.
-	if ok, err := e.runStep(ctx, bb, in.ReadyPod(), &res, ReasonServicesNotReady,
+	if ok, err := e.runStep(ctx, bb, in.ReadyPod(), &res, v1alpha1.ReasonServicesNotReady,
 		"services run; waiting until mgmtd lists every target online and good",
 		"not every target is online and good (retrying)"); err != nil || !ok {
 		return res, err
@@ -200,7 +183,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 
 	// (g) Striping of the root, from spec.layout.
 	st := StripingFor(bb, len(nodes))
-	if ok, err := e.runStep(ctx, bb, in.StripePod(), &res, ReasonStripingFailed,
+	if ok, err := e.runStep(ctx, bb, in.StripePod(), &res, v1alpha1.ReasonStripingFailed,
 		fmt.Sprintf("setting the root's stripe pattern: chunk size %s over %d target(s)", st.ChunkSize, st.NumTargets),
 		"setting the stripe pattern failed (retrying)"); err != nil || !ok {
 		return res, err
@@ -220,7 +203,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 				msg := fmt.Sprintf("the management service refused the client on %s for want of a licence (%q): BeeGFS releases after 8.3.1 admit at most 5 clients without one, and this burst buffer mounts %d. Recreate it with spec.beegfs.licenseSecret naming a Secret with the licence (key %s), on at most 5 nodes, or with spec.engine: local",
 					n, licenseLog, len(place.Clients), KeyLicense)
 				setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired, msg)
-				res.Reason, res.Message, res.Terminal = v1alpha1.ReasonLicenseRequired, msg, true
+				res.Reason, res.Message = v1alpha1.ReasonLicenseRequired, msg
 				return res, nil
 			}
 			notMounted = append(notMounted, n+": "+detail)
@@ -228,7 +211,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	}
 	if len(notMounted) > 0 {
 		msg := fmt.Sprintf("mounting at %s: %d of %d node(s) done; waiting: %s", MountPoint(bb), len(nodes)-len(notMounted), len(nodes), limitList(notMounted, 8))
-		setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, ReasonMounting, msg)
+		setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonMounting, msg)
 		res.Message = msg
 		return res, nil
 	}
@@ -275,17 +258,17 @@ func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Resul
 		msg := fmt.Sprintf("the BeeGFS client kernel module is not loaded on %d of %d node(s): %s; install the BeeGFS 8 client (beegfs-client package / DKMS) on these nodes, or create the burst buffer with spec.engine: local",
 			len(missing), len(in.Nodes), strings.Join(missing, ", "))
 		setCondition(in.BB, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonClientModuleMissing, msg)
-		*res = engine.Result{Reason: v1alpha1.ReasonClientModuleMissing, Message: msg, Terminal: true, FailedNodes: missing, Prepared: res.Prepared}
+		*res = engine.Result{Reason: v1alpha1.ReasonClientModuleMissing, Message: msg, FailedNodes: missing, Prepared: res.Prepared}
 		return false, nil
 	case len(noUUID) > 0:
 		sort.Strings(noUUID)
 		msg := fmt.Sprintf("%d of %d node(s) have no machine UUID (DMI product_uuid): %s; BeeGFS 8 metadata and storage servers refuse to register without one (\"Couldn't determine UUID for machine\"), and every node runs a storage server. Real servers and cloud VMs have one (a virtual machine needs an SMBIOS UUID, e.g. QEMU -uuid); choose other nodes or use spec.engine: local",
 			len(noUUID), len(in.Nodes), strings.Join(noUUID, ", "))
-		*res = engine.Result{Reason: v1alpha1.ReasonMachineUUIDMissing, Message: msg, Terminal: true, FailedNodes: noUUID, Prepared: res.Prepared}
+		*res = engine.Result{Reason: v1alpha1.ReasonMachineUUIDMissing, Message: msg, FailedNodes: noUUID, Prepared: res.Prepared}
 		return false, nil
 	case len(broken) > 0:
 		sort.Strings(broken)
-		res.Reason = ReasonModuleCheckFailed
+		res.Reason = v1alpha1.ReasonModuleCheckFailed
 		res.Message = "could not check the BeeGFS client module (retrying): " + limitList(broken, 8)
 		return false, nil
 	case passed < len(in.Nodes):
@@ -316,7 +299,7 @@ func (e Engine) allocate(ctx context.Context, in Instance, res *engine.Result) e
 	}
 	shift, err := AllocateShift(UsedShifts(bb, in.Nodes, list.Items))
 	if err != nil {
-		res.Reason, res.Message, res.Terminal = ReasonPortsExhausted, err.Error(), true
+		res.Reason, res.Message = v1alpha1.ReasonPortShiftExhausted, err.Error()
 		return nil
 	}
 	st := &v1alpha1.BeeGFSStatus{ConnPortShift: shift}
@@ -373,7 +356,7 @@ func (e Engine) ensureSecret(ctx context.Context, in Instance, res *engine.Resul
 	err := e.Client.Get(ctx, client.ObjectKey{Namespace: in.BB.Namespace, Name: SecretName(in.BB)}, &cur)
 	if err == nil {
 		if !metav1.IsControlledBy(&cur, in.BB) {
-			res.Reason, res.Terminal = ReasonSecretConflict, true
+			res.Reason = v1alpha1.ReasonSecretConflict
 			res.Message = fmt.Sprintf("Secret %s exists and does not belong to this burst buffer; delete or rename it", SecretName(in.BB))
 			return false, nil
 		}
@@ -393,10 +376,25 @@ func (e Engine) ensureSecret(ctx context.Context, in Instance, res *engine.Resul
 	if err != nil {
 		return false, err
 	}
-	if err := e.Client.Create(ctx, sec); err != nil && !apierrors.IsAlreadyExists(err) {
-		return false, err
+	err = e.Client.Create(ctx, sec)
+	if apierrors.IsAlreadyExists(err) {
+		// The cache holds only the operator's own Secrets: one it does not see may be a
+		// user's of the same name. Read it past the cache before trusting it.
+		reader := e.Reader
+		if reader == nil {
+			reader = e.Client
+		}
+		if err := reader.Get(ctx, client.ObjectKeyFromObject(sec), &cur); err != nil {
+			return false, err
+		}
+		if !metav1.IsControlledBy(&cur, in.BB) {
+			res.Reason = v1alpha1.ReasonSecretConflict
+			res.Message = fmt.Sprintf("Secret %s exists and does not belong to this burst buffer; delete or rename it", SecretName(in.BB))
+			return false, nil
+		}
+		return true, nil
 	}
-	return true, nil
+	return err == nil, err
 }
 
 // checkLicenseSecret waits for spec.beegfs.licenseSecret, if one is named: mgmtd would not
@@ -417,13 +415,13 @@ func (e Engine) checkLicenseSecret(ctx context.Context, in Instance, res *engine
 	res.RequeueAfter = licenseRecheck
 	switch {
 	case apierrors.IsNotFound(err):
-		res.Reason = ReasonLicenseSecretMissing
+		res.Reason = v1alpha1.ReasonLicenseSecretMissing
 		res.Message = fmt.Sprintf("waiting for Secret %s (spec.beegfs.licenseSecret) with the key %s: create it with the BeeGFS licence certificate, e.g. kubectl create secret generic %s --from-file=%s=license.pem", name, KeyLicense, name, KeyLicense)
 		return false, nil
 	case err != nil:
 		return false, err
 	case len(sec.Data[KeyLicense]) == 0:
-		res.Reason = ReasonLicenseSecretMissing
+		res.Reason = v1alpha1.ReasonLicenseSecretMissing
 		res.Message = fmt.Sprintf("Secret %s (spec.beegfs.licenseSecret) has no key %s: add the BeeGFS licence certificate under that key", name, KeyLicense)
 		return false, nil
 	}
@@ -442,7 +440,7 @@ func (e Engine) ensureConfigMap(ctx context.Context, in Instance, res *engine.Re
 	err := e.Client.Get(ctx, client.ObjectKeyFromObject(want), &cur)
 	if err == nil {
 		if !metav1.IsControlledBy(&cur, in.BB) {
-			res.Reason, res.Terminal = ReasonConfigConflict, true
+			res.Reason = v1alpha1.ReasonConfigConflict
 			res.Message = fmt.Sprintf("ConfigMap %s exists and does not belong to this burst buffer; delete or rename it", want.Name)
 			return false, nil
 		}
@@ -548,7 +546,7 @@ func (e Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []
 	for i, n := range nodes {
 		cleans[i] = in.CleanPod(i, n)
 	}
-	return engine.RemoveNodeData(ctx, e.Client, nodetask.DataDir(bb), nodes, cleans, e.TaskNamespace)
+	return engine.RemoveNodeData(ctx, e.Client, bb, nodes, cleans, e.TaskNamespace)
 }
 
 // deletePods deletes the named pods; true when none is left.

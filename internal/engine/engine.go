@@ -13,12 +13,11 @@ import (
 type Result struct {
 	// Ready is true when the file system is usable on every node.
 	Ready bool
-	// Reason and Message go into the Provisioned condition (CamelCase reason).
+	// Reason and Message go into the Provisioned condition. The reason is one of
+	// api/v1alpha1's; its kind there says whether the burst buffer is Failed (a terminal
+	// reason such as ClientModuleMissing or PortShiftExhausted) or still in progress.
 	Reason  string
 	Message string
-	// Terminal means the spec can never work as it is (e.g. a missing kernel module);
-	// the controller marks the burst buffer Failed instead of waiting.
-	Terminal bool
 	// Prepared lists the nodes whose part is done.
 	Prepared map[string]bool
 	// Mount says how workload pods reach the file system, when Ready.

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -31,16 +32,23 @@ func RunTask(ctx context.Context, c client.Client, pod *corev1.Pod) (nodetask.St
 }
 
 // RemoveNodeData runs one clean pod per node (cleans[i] on nodes[i]) and is done when all
-// succeeded. A failed clean pod is deleted, so the next visit starts a fresh one, and returned
-// as an error (retried with backoff): data must not be left behind silently, nor the
-// finalizer removed while it is there.
+// succeeded. A node whose status.nodes entry has a removal (nothing to remove there, the node
+// is gone, or spec.teardown.hurry gave it up - the controller decides that) needs none. A
+// failed clean pod is deleted, so the next visit starts a fresh one, and returned as an error
+// (retried with backoff): data must not be left behind silently, nor the finalizer removed
+// while it is there.
 //
 // In a namespace that is being deleted (`kubectl delete namespace` with a burst buffer in it,
 // the commonest way to clean up) no pod can be created, yet the namespace waits for the burst
 // buffer's finalizer, which waits for these pods. So a clean pod the namespace refuses runs in
 // fallbackNamespace (the operator's own) instead: the same task, without an owner reference
 // (owners cannot cross namespaces), deleted here once every node is clean.
-func RemoveNodeData(ctx context.Context, c client.Client, dir string, nodes []string, cleans []*corev1.Pod, fallbackNamespace string) (bool, error) {
+func RemoveNodeData(ctx context.Context, c client.Client, bb *v1alpha1.BurstBuffer, nodes []string, cleans []*corev1.Pod, fallbackNamespace string) (bool, error) {
+	dir := nodetask.DataDir(bb)
+	settled := map[string]bool{}
+	for _, n := range bb.Status.Nodes {
+		settled[n.Name] = n.Removal != ""
+	}
 	done := 0
 	var moved []*corev1.Pod
 	for i, pod := range cleans {
@@ -53,6 +61,13 @@ func RemoveNodeData(ctx context.Context, c client.Client, dir string, nodes []st
 			} else if !apierrors.IsNotFound(err) {
 				return false, err
 			}
+		}
+		if settled[nodes[i]] {
+			if pod.Namespace == fallbackNamespace {
+				moved = append(moved, pod)
+			}
+			done++
+			continue
 		}
 		st, msg, err := RunTask(ctx, c, pod)
 		if err != nil && fallbackNamespace != "" && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {

@@ -34,7 +34,32 @@ type Figures struct {
 	// Hardware is what the same probe discovered on the node (link speed, device model), so
 	// that a reused result brings it along.
 	Hardware *bench.Hardware `json:"hardware,omitempty"`
+	// Conditions say under which conditions the figures were taken. Figures without them
+	// (written by an operator before they existed) are never reused.
+	Conditions *Conditions `json:"conditions,omitempty"`
 }
+
+// Conditions are the circumstances of a probe.
+type Conditions struct {
+	// StartTime is when the probe's container started (MeasuredTime is when it ended).
+	StartTime time.Time `json:"startTime"`
+	// Exclusive: the probe ran while its burst buffer held the node's measuring lock, so no
+	// other burst buffer measured the node at the same time.
+	Exclusive bool `json:"exclusive"`
+	// Lock is the node's measuring Lease.
+	Lock string `json:"lock,omitempty"`
+	// OtherPods are other beeburst pods (other burst buffers' tasks and workloads) that ran
+	// on the node while the probe ran. Figures with any are not kept for reuse; the list is
+	// part of the record for the burst buffer that published them.
+	OtherPods []string `json:"otherPods,omitempty"`
+	// Probe is how the device was measured (tool and arguments), and Image the agent image
+	// that ran it: a figure of another method is not the same figure.
+	Probe string `json:"probe,omitempty"`
+	Image string `json:"image,omitempty"`
+}
+
+// Alone says whether the probe had the node to itself.
+func (c *Conditions) Alone() bool { return c != nil && c.Exclusive && len(c.OtherPods) == 0 }
 
 // Name is the ConfigMap's name for a node.
 func Name(node string) string { return "beeburst-node-" + node }
@@ -72,8 +97,10 @@ func Read(cm *corev1.ConfigMap) (Figures, error) {
 	return f, nil
 }
 
-// Fresh says whether f can stand for a new probe of storagePath at now.
+// Fresh says whether f can stand for a new probe of storagePath at now: young enough, of
+// the same path, and taken by a probe that had the node to itself.
 func (f Figures) Fresh(storagePath string, maxAge time.Duration, now time.Time) bool {
 	return maxAge > 0 && f.StoragePath == storagePath && f.DeviceWriteBytesPerSecond > 0 &&
-		f.DeviceReadBytesPerSecond > 0 && now.Sub(f.MeasuredTime) < maxAge && !f.MeasuredTime.After(now)
+		f.DeviceReadBytesPerSecond > 0 && now.Sub(f.MeasuredTime) < maxAge && !f.MeasuredTime.After(now) &&
+		f.Conditions.Alone()
 }

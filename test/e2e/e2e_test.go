@@ -92,6 +92,7 @@ var _ = JustAfterEach(func() {
 		{"get", "bb", "-A", "-o", "yaml"},
 		{"get", "pods", "-A", "-o", "wide"},
 		{"get", "events", "-A", "--sort-by=.lastTimestamp"},
+		{"get", "leases", "-n", operatorNamespace, "-o", "yaml"},
 		{"-n", operatorNamespace, "logs", "deploy/beeburst-manager", "--tail=200"},
 		{"describe", "pods", "-n", testNamespace},
 	} {
@@ -143,6 +144,9 @@ var _ = Describe("beeburst", Ordered, func() {
 		l := cur.Status.Limits
 		Expect(l.Estimated).NotTo(BeNil())
 		Expect(l.Components).NotTo(BeNil())
+		if l.Components.Write != nil {
+			loneWriteLimit = l.Components.Write.LimitBytesPerSecond // the fault suite's reference
+		}
 		Expect(l.Sweep).NotTo(BeNil())
 		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
 		if hw == nil {
@@ -166,6 +170,7 @@ var _ = Describe("beeburst", Ordered, func() {
 		}
 	})
 
+	faultSuite()
 	stagingSample()
 	stageOutFailureKeepsData()
 	stagingS3()

@@ -71,7 +71,7 @@ func (e *Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes 
 	switch {
 	case len(failed) > 0:
 		sort.Strings(failed)
-		res.Reason = "PrepareFailed"
+		res.Reason = v1alpha1.ReasonPrepareFailed
 		res.Message = fmt.Sprintf("could not create %s on %d node(s) (does spec.storage.path %s exist there?): %s",
 			nodetask.DataDir(bb), len(failed), bb.Spec.Storage.Path, strings.Join(failed, "; "))
 	case len(res.Prepared) == len(nodes):
@@ -92,7 +92,7 @@ func (e *Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	for i, n := range nodes {
 		cleans[i] = CleanPod(bb, e.AgentImage, i, n)
 	}
-	return engine.RemoveNodeData(ctx, e.Client, nodetask.DataDir(bb), nodes, cleans, e.TaskNamespace)
+	return engine.RemoveNodeData(ctx, e.Client, bb, nodes, cleans, e.TaskNamespace)
 }
 
 // runTask creates the task pod if it does not exist and returns its state.

@@ -1,0 +1,120 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// Annotations of measuring pods.
+const (
+	// annLockHeld marks a measuring pod created while its burst buffer held the measuring
+	// locks of all its nodes.
+	annLockHeld = "beeburst.io/lock-held"
+	// annConditions on a device probe pod holds the conditions of its figures (JSON), decided
+	// once, when the probe ended: later visits must not decide again when the pods that
+	// shared the node are gone.
+	annConditions = "beeburst.io/conditions"
+)
+
+// probeConditions are the conditions under which a device probe measured its figures f: the
+// recorded ones, or, the first time, decided now - and the figures kept for reuse (the
+// per-node cache) only when the probe had the node to itself.
+func (r *BurstBufferReconciler) probeConditions(ctx context.Context, s *scope, pod *corev1.Pod, f nodecache.Figures) (*nodecache.Conditions, error) {
+	if pod == nil {
+		return nil, nil
+	}
+	if raw := pod.Annotations[annConditions]; raw != "" {
+		var c nodecache.Conditions
+		if err := json.Unmarshal([]byte(raw), &c); err == nil {
+			return &c, nil
+		}
+	}
+	start, end, _ := ranBetween(pod, r.Now())
+	if start.IsZero() {
+		start = f.MeasuredTime
+	}
+	if end.IsZero() {
+		end = f.MeasuredTime
+	}
+	c := &nodecache.Conditions{
+		StartTime: start, Exclusive: pod.Annotations[annLockHeld] == "true", Lock: lockName(f.Node),
+		Probe: "agent " + strings.Join(pod.Spec.Containers[0].Args, " "), Image: pod.Spec.Containers[0].Image,
+	}
+	others, err := r.otherPodsOn(ctx, s.bb, f.Node, start, end)
+	if err != nil {
+		return nil, err
+	}
+	c.OtherPods = others
+	// Recorded before the cache is written: a crash in between loses a cache entry, never
+	// caches a figure whose neighbours were missed.
+	b, _ := json.Marshal(c)
+	patch := client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annConditions: string(b)}}}))
+	if err := r.Patch(ctx, pod, patch); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	log := logf.FromContext(ctx)
+	if !c.Alone() {
+		log.Info("device figures not kept for reuse: the probe did not have the node to itself", "node", f.Node,
+			"exclusive", c.Exclusive, "otherPods", c.OtherPods)
+		return c, nil
+	}
+	f.Conditions = c
+	return c, r.saveFigures(ctx, f)
+}
+
+// otherPodsOn names the beeburst pods that ran on node between from and to, except bb's own
+// and the long-running BeeGFS services (idle unless a workload uses them, which counts by
+// itself). The cache holds every pod with the burst-buffer label: task pods and workload pods.
+// Pods that went with a burst buffer deleted meanwhile show through the lock's stamp.
+func (r *BurstBufferReconciler) otherPodsOn(ctx context.Context, bb *v1alpha1.BurstBuffer, node string, from, to time.Time) ([]string, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.MatchingLabelsSelector{Selector: podCacheSelector()}); err != nil {
+		return nil, err
+	}
+	var out []string
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Spec.NodeName != node || (p.Namespace == bb.Namespace && p.Labels[v1alpha1.LabelBurstBuffer] == bb.Name) {
+			continue
+		}
+		if p.Labels[nodetask.LabelManagedBy] == nodetask.ManagedBy && p.Spec.RestartPolicy == corev1.RestartPolicyAlways {
+			continue
+		}
+		if start, end, ran := ranBetween(p, r.Now()); ran && start.Before(to) && end.After(from) {
+			out = append(out, p.Namespace+"/"+p.Name)
+		}
+	}
+	var l coordinationv1.Lease
+	err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: lockName(node)}, &l)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if t, perr := time.Parse(time.RFC3339, l.Annotations[annLastTaskEnd]); err == nil && perr == nil && t.After(from) {
+		out = append(out, fmt.Sprintf("task pods of a burst buffer deleted meanwhile (they ran until %s)", t.Format(time.RFC3339)))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // maps of strings: unreachable
+	}
+	return b
+}

@@ -1,0 +1,429 @@
+package controllers_test
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/staging"
+)
+
+// lease reads a node's measuring lock (in the suite's operator namespace, "default").
+func lease(ctx context.Context, node string) *coordinationv1.Lease {
+	l := &coordinationv1.Lease{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "beeburst-measure-" + node}, l); err != nil {
+		return nil
+	}
+	return l
+}
+
+func holderOf(ctx context.Context, node string) func() string {
+	return func() string {
+		l := lease(ctx, node)
+		if l == nil || l.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *l.Spec.HolderIdentity
+	}
+}
+
+func queueOf(ctx context.Context, node string) []string {
+	l := lease(ctx, node)
+	if l == nil {
+		return nil
+	}
+	var q []struct {
+		BB string `json:"bb"`
+	}
+	_ = json.Unmarshal([]byte(l.Annotations["beeburst.io/queue"]), &q)
+	var out []string
+	for _, e := range q {
+		out = append(out, e.BB)
+	}
+	return out
+}
+
+// measuringOn names the burst buffers with a measuring pod on node that has not ended.
+func measuringOn(ctx context.Context, ns, node string) []string {
+	var pods corev1.PodList
+	Expect(k8s.List(ctx, &pods, client.InNamespace(ns))).To(Succeed())
+	seen := map[string]bool{}
+	for _, p := range pods.Items {
+		switch p.Labels["app.kubernetes.io/component"] {
+		case "probe-dev", "probe-nets", "probe-netc", "sweep", "bench", "storagebench":
+		default:
+			continue
+		}
+		if p.Spec.NodeName == node && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			seen[p.Labels[v1alpha1.LabelBurstBuffer]] = true
+		}
+	}
+	var out []string
+	for bb := range seen {
+		out = append(out, bb)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var _ = Describe("One burst buffer measures a node at a time (node locks)", func() {
+	var (
+		ctx   context.Context
+		ns    string
+		nodes []string
+	)
+	quick := func(name string) *v1alpha1.BurstBuffer {
+		bb := localBB(ns, name, 2)
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{ProcessesPerNode: []int32{1}}
+		bb.Spec.Validation.ReuseComponentResultsFor = "0s" // every one probes
+		return bb
+	}
+	prepared := func(name string) {
+		finishPod(ctx, ns, name+"-prep-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, name+"-prep-1", corev1.PodSucceeded, "")
+	}
+	// measure plays the kubelet for a whole quick measurement of one burst buffer.
+	measure := func(name string) {
+		finishPod(ctx, ns, name+"-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 300e6, 400e6))
+		finishPod(ctx, ns, name+"-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 300e6, 400e6))
+		finishNetwork(ctx, ns, name, nodes, 118e6)
+		finishPod(ctx, ns, name+"-sweep-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
+		finishPod(ctx, ns, name+"-sweep-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
+	}
+	alone := func() {
+		for _, n := range nodes {
+			Expect(len(measuringOn(ctx, ns, n))).To(BeNumerically("<=", 1), "two burst buffers measure node %s at once: %v", n, measuringOn(ctx, ns, n))
+		}
+	}
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+		nodes = []string{ns + "-a", ns + "-b"}
+		labels := map[string]string{"pool": ns, v1alpha1.LabelLinkRateBitsPerSecond: "1G",
+			v1alpha1.LabelDiskWriteBytesPerSecond: "300M", v1alpha1.LabelDiskReadBytesPerSecond: "400M"}
+		makeNode(ctx, nodes[0], labels)
+		makeNode(ctx, nodes[1], labels)
+	})
+	AfterEach(func() {
+		for _, n := range nodes {
+			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+		}
+	})
+
+	It("queues concurrent burst buffers in arrival order, names the node and the holder, starts each budget on its turn, and never lets two measure a node at once", func() {
+		for _, name := range []string{"a", "b", "c"} {
+			Expect(k8s.Create(ctx, quick(name))).To(Succeed())
+		}
+		a, b, c := quick("a"), quick("b"), quick("c")
+		// They reach measurement one after the other.
+		prepared("a")
+		Eventually(podExists(ctx, ns, "a-probe-dev-0"), timeout).Should(BeTrue())
+		prepared("b")
+		Eventually(condition(ctx, b, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonQueuedForNode))
+		prepared("c")
+		Eventually(func() []string { return queueOf(ctx, nodes[0]) }, timeout).Should(Equal([]string{ns + "/b", ns + "/c"}))
+
+		Eventually(func() string { return condition(ctx, c, v1alpha1.ConditionComponentsMeasured)().Message }, timeout).Should(
+			And(ContainSubstring("node "+nodes[0]), ContainSubstring("burst buffer "+ns+"/a"), ContainSubstring("1 burst buffer(s) ahead")))
+		Expect(condition(ctx, c, v1alpha1.ConditionReady)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonQueuedForNode))
+		Expect(phase(ctx, c)()).To(Equal(v1alpha1.PhaseMeasuring))
+		Expect(get(ctx, b).Status.ValidationStartTime).To(BeNil(), "the budget of a queued burst buffer has not started")
+		Expect(get(ctx, a).Status.ValidationStartTime).NotTo(BeNil())
+		Expect(holderOf(ctx, nodes[0])()).To(Equal(ns + "/a"))
+		Expect(holderOf(ctx, nodes[1])()).To(Equal(ns + "/a"))
+		Consistently(func() bool { return podExists(ctx, ns, "b-probe-dev-0")() || podExists(ctx, ns, "c-probe-nets-0")() }, 2*time.Second).Should(BeFalse())
+		alone()
+
+		By("handing the nodes to the next in line once the holder measured them")
+		measure("a")
+		Eventually(phase(ctx, a), timeout).Should(Equal(v1alpha1.PhaseReady))
+		Eventually(holderOf(ctx, nodes[0]), timeout).Should(Equal(ns + "/b"))
+		Eventually(podExists(ctx, ns, "b-probe-dev-0"), timeout).Should(BeTrue())
+		alone()
+		Eventually(func() string { return condition(ctx, c, v1alpha1.ConditionComponentsMeasured)().Message }, timeout).Should(ContainSubstring("burst buffer " + ns + "/b"))
+
+		By("giving the nodes up when the holder is deleted, once its measuring pods are gone")
+		Expect(k8s.Delete(ctx, b)).To(Succeed())
+		Eventually(deleting(ctx, ns, "b-probe-dev-0"), timeout).Should(BeTrue())
+		Consistently(holderOf(ctx, nodes[0]), 2*time.Second).Should(Equal(ns+"/b"), "its probes have not stopped yet")
+		for _, p := range []string{"b-probe-dev-0", "b-probe-dev-1", "b-probe-nets-0", "b-probe-nets-1"} {
+			forceGone(ctx, ns, p)
+		}
+		Eventually(holderOf(ctx, nodes[0]), timeout).Should(Equal(ns + "/c"))
+		finishPod(ctx, ns, "b-clean-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "b-clean-1", corev1.PodSucceeded, "")
+		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(b), b)) }, timeout).Should(BeTrue())
+		alone()
+
+		measure("c")
+		Eventually(phase(ctx, c), timeout).Should(Equal(v1alpha1.PhaseReady))
+		Eventually(holderOf(ctx, nodes[0]), timeout).Should(BeEmpty())
+		Expect(holderOf(ctx, nodes[1])()).To(BeEmpty())
+		Expect(queueOf(ctx, nodes[0])).To(BeEmpty())
+		Expect(get(ctx, c).Status.Limits.Components.Write.LimitBytesPerSecond).To(Equal(get(ctx, a).Status.Limits.Components.Write.LimitBytesPerSecond))
+	})
+
+	It("takes over the lock of a burst buffer that is gone, and keeps the queue across a manager restart", func() {
+		ghost := ns + "/x"
+		Expect(k8s.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: "beeburst-measure-" + nodes[0], Namespace: "default",
+				Labels:      map[string]string{"app.kubernetes.io/managed-by": "beeburst-operator", "app.kubernetes.io/component": "node-lock"},
+				Annotations: map[string]string{"beeburst.io/node": nodes[0], "beeburst.io/holder-uid": "0000-gone"}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &ghost, LeaseDurationSeconds: ptr(int32(120)),
+				RenewTime: &metav1.MicroTime{Time: time.Now()}, AcquireTime: &metav1.MicroTime{Time: time.Now()}},
+		})).To(Succeed())
+		// A lease with a plausible holder that was deleted and created again: another UID.
+		Expect(k8s.Create(ctx, quick("x"))).To(Succeed())
+		prepared("x")
+		Eventually(podExists(ctx, ns, "x-probe-dev-0"), timeout).Should(BeTrue(), "a deleted burst buffer holds no node")
+		Expect(holderOf(ctx, nodes[0])()).To(Equal(ns + "/x"))
+
+		Expect(k8s.Create(ctx, quick("y"))).To(Succeed())
+		prepared("y")
+		y := quick("y")
+		Eventually(condition(ctx, y, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonQueuedForNode))
+		stopManager()
+		startManager()
+		Consistently(func() bool { return podExists(ctx, ns, "y-probe-dev-0")() }, 2*time.Second).Should(BeFalse())
+		Expect(condition(ctx, y, v1alpha1.ConditionComponentsMeasured)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonQueuedForNode))
+		measure("x")
+		Eventually(podExists(ctx, ns, "y-probe-dev-0"), timeout).Should(BeTrue())
+		alone()
+	})
+
+	It("keeps a device figure for reuse only when its probe had the node to itself, and records when and how it was taken", func() {
+		// Another burst buffer's workload pod runs on the first node while the probes run.
+		job := workloadPod(ns, "other-job", "other", false)
+		job.Spec.NodeName = nodes[0]
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		job.Status.Phase = corev1.PodRunning
+		job.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: job.Spec.Containers[0].Name, Image: job.Spec.Containers[0].Image,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now().Add(-time.Minute))}}}}
+		Expect(k8s.Status().Update(ctx, job)).To(Succeed())
+
+		bb := quick("busy")
+		bb.Spec.Validation.ReuseComponentResultsFor = "1h"
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared("busy")
+		measure("busy")
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+
+		cur := get(ctx, bb)
+		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[0]),
+			HaveField("Message", ContainSubstring(ns+"/other-job")))))
+		Expect(cur.Status.Warnings).NotTo(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[1]))))
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: nodecache.Name(nodes[0])}, &corev1.ConfigMap{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a figure taken beside another workload is not cached")
+
+		var cm corev1.ConfigMap
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: nodecache.Name(nodes[1])}, &cm)).To(Succeed())
+		f, err := nodecache.Read(&cm)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(f.MeasuredBy).To(Equal(ns + "/busy"))
+		Expect(f.Conditions).NotTo(BeNil())
+		Expect(f.Conditions.Exclusive).To(BeTrue())
+		Expect(f.Conditions.OtherPods).To(BeEmpty())
+		Expect(f.Conditions.Lock).To(Equal("beeburst-measure-" + nodes[1]))
+		Expect(f.Conditions.StartTime.IsZero()).To(BeFalse())
+		Expect(f.Conditions.Probe).To(ContainSubstring("probe-device"))
+		Expect(f.Conditions.Image).To(Equal("beeburst/agent:test"))
+
+		By("not reusing an entry that does not say it had the node to itself (written by an older operator)")
+		f.Conditions = nil
+		old, err := nodecache.ConfigMap("default", f)
+		Expect(err).NotTo(HaveOccurred())
+		cm.Data = old.Data
+		Expect(k8s.Update(ctx, &cm)).To(Succeed())
+		next := quick("next")
+		next.Spec.Validation.ReuseComponentResultsFor = "1h"
+		Expect(k8s.Create(ctx, next)).To(Succeed())
+		prepared("next")
+		Eventually(podExists(ctx, ns, "next-probe-dev-1"), timeout).Should(BeTrue())
+	})
+})
+
+var _ = Describe("Terminal reasons make a burst buffer Failed", func() {
+	It("SecretConflict (beegfs): Failed with a Warning event, not Provisioning forever", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		makeBeeGFSNode(ctx, ns+"-a", "10.9.0.1", map[string]string{"pool": ns})
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "conflict-beegfs-auth", Namespace: ns}})).To(Succeed())
+		bb := beegfsBB(ns, "conflict", 1)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		passModuleCheck(ctx, bb, 1)
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonSecretConflict))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		Eventually(func() []string { return eventReasons(ctx, ns, corev1.EventTypeWarning) }, timeout).Should(ContainElement(v1alpha1.ReasonSecretConflict))
+	})
+})
+
+func eventReasons(ctx context.Context, ns, typ string) []string {
+	var list eventsv1.EventList
+	Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.Type == typ {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}
+
+var _ = Describe("Deletion always finishes or says why not", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+		makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
+		makeNode(ctx, ns+"-b", map[string]string{"pool": ns})
+	})
+	gone := func(bb *v1alpha1.BurstBuffer) func() bool {
+		return func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}
+	}
+	readyBB := func(name string) *v1alpha1.BurstBuffer {
+		bb := localBB(ns, name, 2)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, name+"-prep-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, name+"-prep-1", corev1.PodSucceeded, "")
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+		return bb
+	}
+	setHurry := func(bb *v1alpha1.BurstBuffer) {
+		Eventually(func() error {
+			cur := get(ctx, bb)
+			cur.Spec.Teardown.Hurry = true
+			return k8s.Update(ctx, cur)
+		}, timeout).Should(Succeed())
+	}
+
+	It("removes nothing where spec.storage.path does not exist, as the kubelet reports it, and finishes", func() {
+		bb := localBB(ns, "nopath", 1)
+		bb.Spec.Storage.Path = "/mnt/missing"
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "nopath-prep-0", corev1.PodFailed, "DeadlineExceeded")
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
+
+		start := time.Now()
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		clean := getPod(ctx, ns, "nopath-clean-0")
+		Eventually(clean, timeout).ShouldNot(BeNil())
+		// The kubelet's view of a hostPath volume of type Directory that does not exist.
+		Expect(k8s.Create(ctx, &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: "nopath-clean-0.mount", Namespace: ns},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "nopath-clean-0", UID: clean().UID, APIVersion: "v1"},
+			Type:           corev1.EventTypeWarning, Reason: "FailedMount",
+			Message: `MountVolume.SetUp failed for volume "storage" : hostPath type check failed: /mnt/missing is not a directory`,
+			Source:  corev1.EventSource{Component: "kubelet", Host: ns + "-a"}, LastTimestamp: nowMeta(), FirstTimestamp: nowMeta(), Count: 1,
+		})).To(Succeed())
+		Eventually(gone(bb), timeout).Should(BeTrue())
+		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second), "no bound to wait for: the kubelet said why")
+		Eventually(func() []string { return eventReasons(ctx, ns, corev1.EventTypeNormal) }, timeout).Should(ContainElement("NothingToRemove"))
+		Expect(podExists(ctx, ns, "nopath-clean-0")()).To(BeFalse())
+	})
+
+	It("names the node and what to do when a clean pod does not start, and hurry leaves the data there and finishes", func() {
+		bb := readyBB("stuck")
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "stuck-clean-0", corev1.PodSucceeded, "")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), teardownBound+timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonTeardownStuck))
+		msg := condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message
+		Expect(msg).To(And(ContainSubstring("stuck-clean-1 on node "+ns+"-b has not started"), ContainSubstring("spec.teardown.hurry: true")))
+		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseTearingDown))
+		Eventually(func() []string { return eventReasons(ctx, ns, corev1.EventTypeWarning) }, timeout).Should(ContainElement(v1alpha1.ReasonTeardownStuck))
+
+		setHurry(bb)
+		Eventually(gone(bb), timeout).Should(BeTrue())
+		Eventually(func() []string { return eventReasons(ctx, ns, corev1.EventTypeWarning) }, timeout).Should(ContainElement("DataLeftOnNode"))
+	})
+
+	It("bounds the wait for a task pod that does not stop (its node is down); hurry deletes it without grace", func() {
+		bb := localBB(ns, "down", 2)
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "down-prep-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "down-prep-1", corev1.PodSucceeded, "")
+		Eventually(podExists(ctx, ns, "down-probe-dev-1"), timeout).Should(BeTrue())
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		Eventually(deleting(ctx, ns, "down-probe-dev-1"), timeout).Should(BeTrue())
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), teardownBound+timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonTeardownStuck))
+		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(ContainSubstring("down-probe-dev-1 on node " + ns + "-b has been stopping"))
+
+		setHurry(bb)
+		Eventually(podExists(ctx, ns, "down-probe-dev-1"), timeout).Should(BeFalse())
+		finishPod(ctx, ns, "down-clean-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "down-clean-1", corev1.PodSucceeded, "")
+		Eventually(gone(bb), timeout).Should(BeTrue())
+		Eventually(holderOf(ctx, ns+"-a"), timeout).Should(BeEmpty(), "the measuring lock goes back")
+	})
+
+	It("finishes when a node is gone: nothing can be removed there", func() {
+		bb := readyBB("lost")
+		Expect(k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-b"}})).To(Succeed())
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "lost-clean-0", corev1.PodSucceeded, "")
+		Eventually(gone(bb), timeout).Should(BeTrue())
+		Expect(podExists(ctx, ns, "lost-clean-1")()).To(BeFalse())
+	})
+})
+
+var _ = Describe("A copy pod that cannot be scheduled", func() {
+	It("is reported with its node and what to do after a bound, keeps the data, and recovers when scheduled", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
+		Expect(k8s.Create(ctx, &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "results", Namespace: ns},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+		})).To(Succeed())
+		bb := localBB(ns, "out", 1)
+		bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "results"}}}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "out-prep-0", corev1.PodSucceeded, "")
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		name := ""
+		Eventually(func() bool { name = staging.PodName(get(ctx, bb), staging.Out, 0); return podExists(ctx, ns, name)() }, timeout).Should(BeTrue())
+		pod := getPod(ctx, ns, name)()
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			Message: "0/1 nodes are available: 1 node(s) were unschedulable.", LastTransitionTime: nowMeta()}}
+		Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseStagingOut))
+		Consistently(phase(ctx, bb), unschedulableBound/2).Should(Equal(v1alpha1.PhaseStagingOut), "within the bound it only waits")
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionStagedOut), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonCopyUnschedulable))
+		msg := condition(ctx, bb, v1alpha1.ConditionStagedOut)().Message
+		Expect(msg).To(And(ContainSubstring("for node "+ns+"-a"), ContainSubstring("were unschedulable"),
+			ContainSubstring("The data stays on the nodes"), ContainSubstring("spec.teardown.hurry")))
+		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseStageOutFailed))
+		Expect(podExists(ctx, ns, "out-clean-0")()).To(BeFalse(), "the data is kept")
+
+		pod = getPod(ctx, ns, name)()
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: nowMeta()}}
+		Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+		Eventually(condition(ctx, bb, v1alpha1.ConditionStagedOut), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonStaging))
+		Expect(strings.Contains(condition(ctx, bb, v1alpha1.ConditionStagedOut)().Message, "cannot be scheduled")).To(BeFalse())
+	})
+})

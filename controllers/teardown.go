@@ -1,0 +1,279 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/staging"
+)
+
+// +kubebuilder:rbac:groups="",resources=events,verbs=list
+
+// Deletion must finish, or say why not and what to do. Everything it waits for on a node is
+// bounded by TeardownTimeout (default 2 minutes): a task pod that does not end, a clean pod
+// that does not start. Past the bound the Provisioned condition says TeardownStuck, naming
+// the node, the pod and what to do; with spec.teardown.hurry the operator then gives the node
+// up (a stuck pod is deleted with no grace period, a node whose data cannot be removed is
+// marked Abandoned with a Warning event) and the finalizer goes.
+
+// defaultTeardownTimeout bounds each wait of a teardown on a node.
+const defaultTeardownTimeout = 2 * time.Minute
+
+// eventsRecheck is how often a clean pod that has not started is looked at again: the
+// kubelet says why in events, which are not watched.
+const eventsRecheck = 5 * time.Second
+
+func (r *BurstBufferReconciler) teardownTimeout() time.Duration {
+	if r.TeardownTimeout > 0 {
+		return r.TeardownTimeout
+	}
+	return defaultTeardownTimeout
+}
+
+// teardownWait collects what a deletion visit waits for.
+type teardownWait struct {
+	waiting []string // in progress, within bounds
+	stuck   []string // past the bound: what, where, what to do
+	requeue time.Duration
+}
+
+func (w *teardownWait) wake(d time.Duration) {
+	w.requeue = minPositive(w.requeue, max(d, time.Second))
+}
+
+// stopTasks deletes the burst buffer's one-shot task pods that have not ended - probes,
+// benchmarks, preparation, stage-in copies, stage-out copies too with hurry - and reports
+// those not gone yet: a clean pod must not race them, and their results are of no use now.
+// Clean pods are teardown's own; long-running pods (BeeGFS services and clients) are the
+// engine's to stop, in its order.
+func (r *BurstBufferReconciler) stopTasks(ctx context.Context, bb *v1alpha1.BurstBuffer, w *teardownWait) error {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
+		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
+	}); err != nil {
+		return err
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		comp := p.Labels[nodetask.LabelComponent]
+		if comp == "clean" || (comp == string(staging.Out) && !bb.Spec.Teardown.Hurry) || p.Spec.RestartPolicy != corev1.RestartPolicyNever {
+			continue
+		}
+		if st, _ := nodetask.StateOf(p); st != nodetask.Running && p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if p.DeletionTimestamp.IsZero() {
+			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+			w.waiting = append(w.waiting, fmt.Sprintf("stopping %s on node %s", p.Name, nodeOf(p)))
+			continue
+		}
+		if err := r.checkTerminating(ctx, bb, p, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTerminating bounds the wait for a pod being deleted; with hurry it is deleted with no
+// grace period once past the bound (the kubelet of a node that is down never confirms).
+func (r *BurstBufferReconciler) checkTerminating(ctx context.Context, bb *v1alpha1.BurstBuffer, p *corev1.Pod, w *teardownWait) error {
+	since := p.DeletionTimestamp.Time
+	if g := p.DeletionGracePeriodSeconds; g != nil {
+		since = since.Add(-time.Duration(*g) * time.Second)
+	}
+	left := since.Add(r.teardownTimeout()).Sub(r.Now())
+	if left > 0 {
+		w.waiting = append(w.waiting, fmt.Sprintf("waiting for %s on node %s to stop", p.Name, nodeOf(p)))
+		w.wake(left)
+		return nil
+	}
+	if bb.Spec.Teardown.Hurry {
+		logf.FromContext(ctx).Info("spec.teardown.hurry: deleting a stuck pod with no grace period", "pod", p.Name, "node", nodeOf(p))
+		w.waiting = append(w.waiting, fmt.Sprintf("deleting %s on node %s with no grace period (spec.teardown.hurry)", p.Name, nodeOf(p)))
+		return client.IgnoreNotFound(r.Delete(ctx, p, client.GracePeriodSeconds(0)))
+	}
+	w.stuck = append(w.stuck, fmt.Sprintf("pod %s on node %s has been stopping for %s: the node's kubelet does not confirm it stopped (is node %s down or unreachable?). Bring the node back, or set spec.teardown.hurry: true to have beeburst delete the pod without waiting (data on that node may stay behind)",
+		p.Name, nodeOf(p), r.Now().Sub(since).Round(time.Second), nodeOf(p)))
+	w.wake(r.teardownTimeout())
+	return nil
+}
+
+// superviseClean looks at each node's clean pod before the engine's teardown visit and
+// settles the nodes a clean pod cannot serve (status.nodes[].removal): the node is gone; the
+// kubelet reports that spec.storage.path does not exist there (nothing was ever written, so
+// nothing is to be removed); or, with hurry, the clean pod did not start or failed.
+func (r *BurstBufferReconciler) superviseClean(ctx context.Context, s *scope, w *teardownWait) error {
+	bb := s.bb
+	log := logf.FromContext(ctx)
+	for i, name := range s.nodes {
+		ns := nodeStatus(bb, name)
+		if ns == nil || ns.Removal != "" {
+			continue
+		}
+		var node corev1.Node
+		if err := r.Get(ctx, client.ObjectKey{Name: name}, &node); apierrors.IsNotFound(err) {
+			ns.Removal = v1alpha1.RemovalNodeGone
+			log.Info("node gone: nothing left to remove there", "node", name, "phase", bb.Status.Phase)
+			r.event(bb, corev1.EventTypeWarning, "DataLeftOnNode", fmt.Sprintf("node %s is gone: %s on it was not removed by beeburst", name, nodetask.DataDir(bb)))
+			if err := r.deleteCleanPod(ctx, bb, i); err != nil {
+				return err
+			}
+			continue
+		} else if err != nil {
+			return err
+		}
+		var pod corev1.Pod
+		err := r.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: nodetask.Name(bb, "clean", i)}, &pod)
+		if apierrors.IsNotFound(err) {
+			continue // the engine creates it
+		} else if err != nil {
+			return err
+		}
+		if !pod.DeletionTimestamp.IsZero() {
+			if err := r.checkTerminating(ctx, bb, &pod, w); err != nil {
+				return err
+			}
+			continue
+		}
+		st, msg := nodetask.StateOf(&pod)
+		switch st {
+		case nodetask.Succeeded:
+			continue
+		case nodetask.Failed:
+			if bb.Spec.Teardown.Hurry {
+				r.abandon(ctx, bb, ns, fmt.Sprintf("removing it failed: %s", firstLine(msg)))
+				if err := r.deleteCleanPod(ctx, bb, i); err != nil {
+					return err
+				}
+				continue
+			}
+			w.stuck = append(w.stuck, fmt.Sprintf("removing %s on node %s failed: %s. beeburst retries; fix the cause on the node, or set spec.teardown.hurry: true to leave the data there",
+				nodetask.DataDir(bb), name, firstLine(msg)))
+			continue
+		}
+		if _, _, started := ranBetween(&pod, r.Now()); started {
+			w.waiting = append(w.waiting, fmt.Sprintf("removing %s on node %s", nodetask.DataDir(bb), name))
+			continue
+		}
+		missing, why, err := r.storagePathMissing(ctx, bb, &pod)
+		if err != nil {
+			return err
+		}
+		if missing {
+			ns.Removal = v1alpha1.RemovalNothingToRemove
+			log.Info("storage path missing on the node: nothing to remove", "node", name, "path", bb.Spec.Storage.Path, "phase", bb.Status.Phase)
+			r.event(bb, corev1.EventTypeNormal, "NothingToRemove", fmt.Sprintf("spec.storage.path %s does not exist on node %s: nothing was written there, nothing to remove", bb.Spec.Storage.Path, name))
+			if err := r.deleteCleanPod(ctx, bb, i); err != nil {
+				return err
+			}
+			continue
+		}
+		age := r.Now().Sub(pod.CreationTimestamp.Time)
+		if age < r.teardownTimeout() {
+			w.waiting = append(w.waiting, fmt.Sprintf("clean pod %s on node %s starting (%s)", pod.Name, name, why))
+			w.wake(min(eventsRecheck, r.teardownTimeout()-age))
+			continue
+		}
+		if bb.Spec.Teardown.Hurry {
+			r.abandon(ctx, bb, ns, fmt.Sprintf("its clean pod %s did not start within %s (%s)", pod.Name, r.teardownTimeout(), why))
+			if err := r.deleteCleanPod(ctx, bb, i); err != nil {
+				return err
+			}
+			continue
+		}
+		w.stuck = append(w.stuck, fmt.Sprintf("clean pod %s on node %s has not started after %s (%s): check the node (kubectl describe pod -n %s %s), or set spec.teardown.hurry: true to leave %s on that node",
+			pod.Name, name, age.Round(time.Second), why, bb.Namespace, pod.Name, nodetask.DataDir(bb)))
+		w.wake(eventsRecheck)
+	}
+	return nil
+}
+
+// abandon gives a node's data up (hurry): it stays on the node, and an event says where.
+func (r *BurstBufferReconciler) abandon(ctx context.Context, bb *v1alpha1.BurstBuffer, ns *v1alpha1.NodeStatus, why string) {
+	ns.Removal = v1alpha1.RemovalAbandoned
+	msg := fmt.Sprintf("spec.teardown.hurry: %s is left on node %s: %s. Remove it by hand", nodetask.DataDir(bb), ns.Name, why)
+	logf.FromContext(ctx).Info("data abandoned on a node (hurry)", "node", ns.Name, "path", nodetask.DataDir(bb), "why", why, "phase", bb.Status.Phase)
+	r.event(bb, corev1.EventTypeWarning, "DataLeftOnNode", msg)
+}
+
+func (r *BurstBufferReconciler) deleteCleanPod(ctx context.Context, bb *v1alpha1.BurstBuffer, i int) error {
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = bb.Namespace, nodetask.Name(bb, "clean", i)
+	return client.IgnoreNotFound(r.Delete(ctx, pod, client.GracePeriodSeconds(0)))
+}
+
+// storagePathMissing reads what the kubelet reported about a pod that has not started: a
+// hostPath type check of the storage volume that failed means spec.storage.path does not
+// exist on the node. why is the latest reason in a few words, for the status.
+func (r *BurstBufferReconciler) storagePathMissing(ctx context.Context, bb *v1alpha1.BurstBuffer, pod *corev1.Pod) (bool, string, error) {
+	why := "not started yet"
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			why = strings.TrimSpace(w.Reason + " " + w.Message)
+		}
+	}
+	if pod.Spec.NodeName == "" || pod.UID == "" {
+		return false, why, nil
+	}
+	var events corev1.EventList
+	if err := r.APIReader.List(ctx, &events, client.InNamespace(pod.Namespace),
+		client.MatchingFields{"involvedObject.uid": string(pod.UID)}); err != nil {
+		return false, why, err
+	}
+	sort.Slice(events.Items, func(i, j int) bool { return eventTime(&events.Items[i]).Before(eventTime(&events.Items[j])) })
+	for _, e := range events.Items {
+		if e.Type == corev1.EventTypeWarning {
+			why = firstLine(e.Reason + ": " + e.Message)
+		}
+		// The kubelet's hostPath plugin: "hostPath type check failed: <path> is not a directory".
+		if e.Reason == "FailedMount" && strings.Contains(e.Message, "hostPath type check failed") &&
+			strings.Contains(e.Message, bb.Spec.Storage.Path+" ") {
+			return true, why, nil
+		}
+	}
+	return false, why, nil
+}
+
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+func nodeStatus(bb *v1alpha1.BurstBuffer, name string) *v1alpha1.NodeStatus {
+	for i := range bb.Status.Nodes {
+		if bb.Status.Nodes[i].Name == name {
+			return &bb.Status.Nodes[i]
+		}
+	}
+	return nil
+}
+
+func nodeOf(p *corev1.Pod) string {
+	if p.Spec.NodeName != "" {
+		return p.Spec.NodeName
+	}
+	return "(not scheduled)"
+}
+
+func (r *BurstBufferReconciler) event(bb *v1alpha1.BurstBuffer, typ, reason, msg string) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(bb, nil, typ, reason, "Teardown", "%s", msg)
+	}
+}
