@@ -51,6 +51,7 @@ func (r *BurstBufferReconciler) refuseUndecodable(ctx context.Context, bb *v1alp
 		// left alone: a patch computed from an empty one would rewrite it on every visit.)
 		setCondition(bb, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, msg)
 		bb.Status.Phase = v1alpha1.PhaseFailed
+		setKstatusConditions(bb)
 		if err := r.Status().Patch(ctx, bb, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
 			logf.FromContext(ctx).Error(err, "cannot write the status of an undecodable BurstBuffer")
 		}

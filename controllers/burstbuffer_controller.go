@@ -270,7 +270,7 @@ func (r *BurstBufferReconciler) emitTransitions(before, after *v1alpha1.BurstBuf
 		if old != nil && old.Status == c.Status && old.Reason == c.Reason {
 			continue
 		}
-		if c.Status == metav1.ConditionUnknown {
+		if c.Status == metav1.ConditionUnknown || isKstatusCondition(c.Type) {
 			continue
 		}
 		typ := corev1.EventTypeNormal

@@ -117,6 +117,7 @@ func (r *BurstBufferReconciler) summarise(s *scope) {
 		bb.Status.Phase = v1alpha1.PhaseMeasuring
 	}
 	bb.Status.Summary = summary(bb)
+	setKstatusConditions(bb)
 }
 
 // stageOutStuck: stage-out stopped and needs a human - it failed, a claim is missing or a

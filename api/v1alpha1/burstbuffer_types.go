@@ -669,7 +669,11 @@ type BurstBufferStatus struct {
 
 	// conditions: Ready summarises; LimitsEstimated, Provisioned, ComponentsMeasured,
 	// Validated, StagedIn, StagedOut and ClientsMounted tell the stages; TargetMet, on a burst
-	// buffer with spec.target, whether it meets the target.
+	// buffer with spec.target, whether it meets the target. Reconciling (True while the
+	// operator works towards Ready or tears down) and Stalled (True when only a person can
+	// help: phase Failed, Degraded or StageOutFailed) follow the kstatus conventions that
+	// kubectl wait, Argo CD and Flux read. Every condition carries the observedGeneration it
+	// describes.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=32

@@ -134,6 +134,21 @@ const (
 	ReasonInsufficientCapacity = "InsufficientCapacity"
 )
 
+// Conditions that generic tools read (kstatus: kubectl wait, Argo CD, Flux, cli-utils). They
+// summarise the others for tools that know nothing of burst buffers; their reasons are those
+// of the condition they summarise. Both are "abnormal-true": False when all is well.
+const (
+	// ConditionReconciling is True while the operator is still working towards Ready on its
+	// own (choosing nodes, provisioning, measuring, staging in) or tearing down; its reason
+	// and message are those of the stage it waits for.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the burst buffer cannot progress without a person: phase
+	// Failed (a refused spec, a missing kernel module, a failed copy), Degraded (a measurement
+	// failed, so it never becomes Ready) or StageOutFailed; its reason and message are those
+	// of the condition that failed.
+	ConditionStalled = "Stalled"
+)
+
 // ReasonKind is what a condition reason means for the burst buffer as a whole.
 type ReasonKind int
 

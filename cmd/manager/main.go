@@ -12,10 +12,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/controllers"
+	"github.com/beeburst/beeburst/internal/bbmetrics"
 	"github.com/beeburst/beeburst/internal/speccheck"
 )
 
@@ -84,6 +86,8 @@ func main() {
 		log.Error(err, "unable to set up controller", "controller", "Workload")
 		os.Exit(1)
 	}
+	// Every figure of every BurstBuffer's status, read from the cache at scrape time.
+	ctrlmetrics.Registry.MustRegister(bbmetrics.NewCollector(mgr.GetCache(), bbmetrics.Options{Elected: mgr.Elected(), Log: ctrl.Log.WithName("metrics")}))
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
 	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
 	log.Info("starting manager", "agentImage", agentImage, "namespace", cacheNamespace, "leaderElection", leaderElect, "allowedStorageRoots", roots.String())

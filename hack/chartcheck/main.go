@@ -4,10 +4,17 @@
 // and names the difference when the chart drifted.
 //
 //	helm template beeburst charts/beeburst --include-crds | go run ./hack/chartcheck config
+//
+// With -monitoring the chart must have been rendered with metrics.serviceMonitor and
+// metrics.grafanaDashboard enabled: the ServiceMonitor is compared with
+// config/prometheus/monitor.yaml and the dashboard's JSON must parse. Without it they must be
+// absent (both are off by default).
 package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,16 +28,18 @@ import (
 type obj = map[string]any
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: helm template ... | chartcheck CONFIG_DIR")
+	monitoring := flag.Bool("monitoring", false, "the chart was rendered with the ServiceMonitor and the Grafana dashboard enabled")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: helm template ... | chartcheck [-monitoring] CONFIG_DIR")
 		os.Exit(2)
 	}
 	rendered, err := io.ReadAll(os.Stdin)
 	must(err)
 	chart := index(split(rendered))
 	var source []obj
-	for _, dir := range []string{"crd/bases", "rbac", "manager"} {
-		files, _ := filepath.Glob(filepath.Join(os.Args[1], dir, "*.yaml"))
+	for _, dir := range []string{"crd/bases", "rbac", "manager", "prometheus"} {
+		files, _ := filepath.Glob(filepath.Join(flag.Arg(0), dir, "*.yaml"))
 		for _, f := range files {
 			if strings.HasSuffix(f, "kustomization.yaml") {
 				continue
@@ -66,6 +75,24 @@ func main() {
 		"spec.template.spec.containers.0.securityContext", "spec.template.spec.containers.0.ports",
 		"spec.template.spec.containers.0.livenessProbe", "spec.template.spec.containers.0.readinessProbe",
 		"spec.template.spec.containers.0.args", "spec.template.spec.containers.0.image", "spec.template.spec.containers.0.env")
+	check("Service/beeburst-manager-metrics", "spec", "metadata.labels.app\\.kubernetes\\.io/component")
+	const monitor, dashboard = "ServiceMonitor/beeburst-manager", "ConfigMap/beeburst-grafana-dashboard"
+	if *monitoring {
+		check(monitor, "spec", "metadata.labels.app\\.kubernetes\\.io/component")
+		if cm := chart[dashboard]; cm == nil {
+			problems = append(problems, dashboard+": not rendered")
+		} else if d, _ := dig(cm, "data.beeburst\\.json").(string); !json.Valid([]byte(d)) || len(d) < 100 {
+			problems = append(problems, dashboard+": data beeburst.json is not a dashboard's JSON")
+		} else if dig(cm, "metadata.labels.grafana_dashboard") != "1" {
+			problems = append(problems, dashboard+": no label grafana_dashboard=1 (kube-prometheus-stack's sidecar looks for it)")
+		}
+	} else {
+		for _, k := range []string{monitor, dashboard} {
+			if chart[k] != nil {
+				problems = append(problems, k+": rendered with the default values, but it is off by default")
+			}
+		}
+	}
 	if len(problems) > 0 {
 		fmt.Fprintln(os.Stderr, "chartcheck: charts/beeburst drifted from config/:")
 		for _, p := range problems {
@@ -95,9 +122,13 @@ func index(objs []obj) map[string]obj {
 	return m
 }
 
-// dig walks a dotted path; numeric parts index lists.
+// dig walks a dotted path; numeric parts index lists; "\\." is a dot inside a key.
 func dig(o any, path string) any {
-	for _, p := range strings.Split(path, ".") {
+	parts := strings.Split(strings.ReplaceAll(path, `\.`, "\x00"), ".")
+	for i := range parts {
+		parts[i] = strings.ReplaceAll(parts[i], "\x00", ".")
+	}
+	for _, p := range parts {
 		switch v := o.(type) {
 		case map[string]any:
 			o = v[p]
