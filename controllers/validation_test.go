@@ -117,7 +117,13 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		// Stage 2: one device probe per node, only after the directories exist.
 		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbing))
 		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseMeasuring))
+		// The links wait for the devices: iperf3 beside fio on the same node measured a share
+		// of each (seen on the testbed's QEMU nodes), within one burst buffer too.
+		noNetworkPod := func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "quick-probe-nets-0"}, &corev1.Pod{})
+		}
 		finishPod(ctx, ns, "quick-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 301e6, 405e6))
+		Consistently(noNetworkPod, time.Second).ShouldNot(Succeed(), "no network probe while a device probe runs")
 		finishPod(ctx, ns, "quick-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 150e6, 398e6))
 		Consistently(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), time.Second).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbing),
 			"the links are not measured yet")
