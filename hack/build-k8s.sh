@@ -33,7 +33,30 @@ done
 
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+ticker=
+trap 'rm -rf "$work"; [ -z "$ticker" ] || kill "$ticker" 2>/dev/null || true' EXIT
+
+# progress LABEL CMD...: runs CMD and prints a line every PROGRESS_EVERY seconds (60) while it
+# runs - a cold build is minutes of silence otherwise, which reads as a hang - with the
+# elapsed time and how many packages the Go build cache has gained (a rough gauge of work).
+progress() {
+  local label=$1 start=$SECONDS cache
+  shift
+  cache=$(go env GOCACHE)
+  local before
+  before=$(find "$cache" -name '*-a' 2>/dev/null | wc -l)
+  ( while sleep "${PROGRESS_EVERY:-60}"; do
+      echo "build-k8s: $label: still building, $(( (SECONDS - start) / 60 )) min, $(( $(find "$cache" -name '*-a' 2>/dev/null | wc -l) - before )) packages compiled"
+    done ) &
+  ticker=$!
+  local rc=0
+  "$@" || rc=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  ticker=
+  echo "build-k8s: $label: done in $(( SECONDS - start )) s"
+  return $rc
+}
 
 if [ ${#k8s[@]} -gt 0 ]; then
   echo "build-k8s: building ${k8s[*]} ${K8S_VERSION} into $out (cold: ~6 min on 2 cores)"
@@ -55,7 +78,7 @@ if [ ${#k8s[@]} -gt 0 ]; then
   printf ')\n' >> tools.go
   sed -i '1i //go:build tools\n' tools.go
   go mod tidy -e >/dev/null 2>&1 || true
-  go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=${K8S_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}" -o "$out/" "${pkgs[@]}"
+  progress "${k8s[*]}" go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=${K8S_VERSION} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}" -o "$out/" "${pkgs[@]}"
 fi
 
 if $want_etcd; then
@@ -75,6 +98,6 @@ func main() { etcdmain.Main(os.Args) }
 GO
   go get "go.etcd.io/etcd/server/v3@${ETCD_VERSION}" >/dev/null 2>&1
   go mod tidy >/dev/null 2>&1
-  go build -trimpath -ldflags "-s -w" -o "$out/etcd" .
+  progress etcd go build -trimpath -ldflags "-s -w" -o "$out/etcd" .
 fi
 ls -l "$out"
