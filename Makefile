@@ -66,6 +66,10 @@ verify: manifests generate fmt ## Regenerate everything and fail if the tree cha
 # (testdata/fuzz/) run in test-unit on every change; `make test-fuzz` searches for new ones.
 test: vet test-unit test-envtest test-testbed test-e2e ## The test command: vet, unit tests (with every fuzz corpus), envtest, the testbed's proofs, the e2e suite.
 
+.PHONY: bench
+bench: helm ## Not part of make test: on the testbed, apply -> Ready of 1, 5 and 20 burst buffers at once with each stage's share, stage 1's latency, the manager's memory and reconcile latency (test/bench).
+	HELM=$(HELM) hack/cluster.sh bench
+
 .PHONY: test-unit
 test-unit: host-tools ## Unit tests of the pure packages and commands, with real fio and iperf3 runs.
 	BEEBURST_REQUIRE_TOOLS=1 go test ./api/... ./internal/... ./cmd/... ./hack/... -count=1

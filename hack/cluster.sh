@@ -11,6 +11,8 @@
 #   hack/cluster.sh demo    # up + load + deploy + the sample burst buffer + its limits, then
 #                           # the `export PATH=... KUBECONFIG=...` line to paste
 #   hack/cluster.sh env     # that line again, for the cluster `up` made
+#   hack/cluster.sh bench   # up + load + deploy + test/bench (1, 5, 20 burst buffers at
+#                           # once: apply -> Ready, stage shares, manager memory and latency)
 #   hack/cluster.sh down    # tear down what `up` made
 #
 # It writes the kubeconfig it uses to bin/kubeconfig.env (KUBECONFIG=...) for later steps.
@@ -163,6 +165,16 @@ e2e() {
   fi
 }
 
+# bench: test/bench on the device-bound testbed (or the cluster given), figures to stdout.
+bench() {
+  local brought_up=false
+  if [ ! -f "$state" ]; then up; brought_up=true; fi
+  if $brought_up; then trap down EXIT; fi
+  load; deploy
+  env_load
+  BEEBURST_BENCH=1 go test ./test/bench/ -count=1 -v -timeout 90m
+}
+
 demo() {
   up; load; deploy
   env_load
@@ -194,8 +206,9 @@ case "${1:-}" in
   e2e) e2e ;;
   e2e-beegfs) beegfs_given || { log "set BEEBURST_BEEGFS_MODULE and BEEBURST_BEEGFS_IMAGES"; exit 2; }; trap down EXIT; e2e_beegfs ;;
   demo) demo ;;
+  bench) bench ;;
   env) paste_env ;;
   down) down ;;
   images) images ;;
-  *) sed -n '2,16p' "$0"; exit 2 ;;
+  *) sed -n '2,18p' "$0"; exit 2 ;;
 esac

@@ -1,0 +1,280 @@
+// Package bench is `make bench`: how fast beeburst gets a burst buffer to Ready on the
+// testbed, and what that costs the manager. It prints figures; it asserts nothing about time
+// (a benchmark that fails on a slow machine measures the machine). Not part of `make test`.
+//
+// It needs a cluster with the operator deployed (hack/cluster.sh bench brings up the
+// testbed, deploys, runs this and tears down) and BEEBURST_BENCH=1; otherwise it skips.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+const (
+	namespace         = "beeburst-bench"
+	operatorNamespace = "beeburst-system"
+)
+
+// stages are the conditions on the way to Ready, in order; each one's share is the time from
+// the previous one's transition to True (creation for the first) to its own.
+var stages = []string{
+	v1alpha1.ConditionLimitsEstimated, v1alpha1.ConditionProvisioned, v1alpha1.ConditionComponentsMeasured,
+	v1alpha1.ConditionValidated, v1alpha1.ConditionReady,
+}
+
+func TestBench(t *testing.T) {
+	if os.Getenv("BEEBURST_BENCH") != "1" {
+		t.Skip("BEEBURST_BENCH=1 and a cluster with the operator deployed are needed (make bench does both)")
+	}
+	cfg, err := config.GetConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	_ = v1alpha1.AddToScheme(scheme)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_ = c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
+	nodes := workers(ctx, t, c)
+	fmt.Printf("bench: %d worker node(s); %s\n", nodes, machine())
+
+	for _, n := range counts() {
+		round(ctx, t, c, n, nodes)
+	}
+	manager(t)
+}
+
+// counts are the numbers of burst buffers created at once (BENCH_COUNTS, default 1,5,20).
+func counts() []int {
+	var out []int
+	for _, f := range strings.Split(envOr("BENCH_COUNTS", "1,5,20"), ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func machine() string {
+	out, _ := exec.Command("sh", "-c", "nproc; cat /proc/loadavg").Output()
+	f := strings.Fields(string(out))
+	if len(f) < 2 {
+		return "host unknown"
+	}
+	return fmt.Sprintf("host: %s CPUs, load %s", f[0], f[1])
+}
+
+func workers(ctx context.Context, t *testing.T, c client.Client) int {
+	var nl corev1.NodeList
+	if err := c.List(ctx, &nl); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, node := range nl.Items {
+		if _, cp := node.Labels["node-role.kubernetes.io/control-plane"]; !cp {
+			n++
+		}
+	}
+	return n
+}
+
+// round creates n quick-profile burst buffers at once on every worker, waits for all to be
+// Ready, prints each one's time and stage shares, and deletes them.
+func round(ctx context.Context, t *testing.T, c client.Client, n, nodes int) {
+	fmt.Printf("\nbench: %d burst buffer(s) created at once, quick profile, %d node(s) each\n", n, nodes)
+	var bbs []*v1alpha1.BurstBuffer
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		bb := &v1alpha1.BurstBuffer{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%d-%d", n, i), Namespace: namespace},
+			Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: int32(nodes)},
+				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick,
+					// Every one measures for itself: reuse would make the later ones free.
+					ReuseComponentResultsFor: "0s"}},
+		}
+		if err := c.Create(ctx, bb); err != nil {
+			t.Fatal(err)
+		}
+		bbs = append(bbs, bb)
+	}
+	// Stage 1 in the status: how long after apply the estimate is there.
+	firstEstimate := map[string]time.Duration{}
+	ready := map[string]time.Duration{}
+	deadline := start.Add(time.Duration(n)*90*time.Second + 3*time.Minute)
+	for len(ready) < n && time.Now().Before(deadline) {
+		for _, bb := range bbs {
+			var cur v1alpha1.BurstBuffer
+			if err := c.Get(ctx, client.ObjectKeyFromObject(bb), &cur); err != nil {
+				continue
+			}
+			if _, ok := firstEstimate[bb.Name]; !ok && cur.Status.Limits != nil && cur.Status.Limits.Estimated != nil {
+				firstEstimate[bb.Name] = time.Since(start)
+			}
+			if _, ok := ready[bb.Name]; !ok && meta.IsStatusConditionTrue(cur.Status.Conditions, v1alpha1.ConditionReady) {
+				ready[bb.Name] = time.Since(start)
+				fmt.Printf("  %-12s Ready after %5.1f s  %s\n", bb.Name, ready[bb.Name].Seconds(), shares(&cur))
+			}
+			if cur.Status.Phase == v1alpha1.PhaseFailed || cur.Status.Phase == v1alpha1.PhaseDegraded {
+				t.Errorf("%s: %s: %s", bb.Name, cur.Status.Phase, meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionReady).Message)
+				ready[bb.Name] = -1
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if len(ready) < n {
+		t.Errorf("%d of %d burst buffers Ready before the deadline", len(ready), n)
+	}
+	var rs, es []float64
+	for _, d := range ready {
+		if d > 0 {
+			rs = append(rs, d.Seconds())
+		}
+	}
+	for _, d := range firstEstimate {
+		es = append(es, d.Seconds())
+	}
+	fmt.Printf("  apply -> Ready: min %.1f s, median %.1f s, max %.1f s; stage 1 in the status after %.1f s (median)\n",
+		quantile(rs, 0), quantile(rs, 0.5), quantile(rs, 1), quantile(es, 0.5))
+	del := time.Now()
+	for _, bb := range bbs {
+		_ = c.Delete(ctx, bb)
+	}
+	for time.Since(del) < 5*time.Minute {
+		var l v1alpha1.BurstBufferList
+		if err := c.List(ctx, &l, client.InNamespace(namespace)); err == nil && len(l.Items) == 0 {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	fmt.Printf("  all deleted after %.1f s\n", time.Since(del).Seconds())
+}
+
+// shares: each stage's time from the previous stage's transition to True (creation first).
+func shares(bb *v1alpha1.BurstBuffer) string {
+	prev := bb.CreationTimestamp.Time
+	var parts []string
+	for _, typ := range stages {
+		c := meta.FindStatusCondition(bb.Status.Conditions, typ)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			continue
+		}
+		d := c.LastTransitionTime.Sub(prev)
+		if d < 0 {
+			d = 0
+		}
+		parts = append(parts, fmt.Sprintf("%s %ds", typ, int(d.Seconds())))
+		prev = c.LastTransitionTime.Time
+	}
+	return strings.Join(parts, ", ")
+}
+
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[int(math.Round(q*float64(len(s)-1)))]
+}
+
+// manager prints the manager's memory and reconcile latency from its own metrics.
+func manager(t *testing.T) {
+	out, err := exec.Command("kubectl", "get", "--raw",
+		"/api/v1/namespaces/"+operatorNamespace+"/services/beeburst-manager-metrics:metrics/proxy/metrics").CombinedOutput()
+	if err != nil {
+		t.Errorf("scraping the manager: %v: %s", err, out)
+		return
+	}
+	scrape := string(out)
+	fmt.Printf("\nbench: manager after the rounds: resident memory %.0f MiB, Go heap in use %.0f MiB\n",
+		value(scrape, "process_resident_memory_bytes", "")/(1<<20), value(scrape, "go_memstats_heap_inuse_bytes", "")/(1<<20))
+	p50, p99, count := histogramQuantiles(scrape, "controller_runtime_reconcile_time_seconds", `controller="burstbuffer"`)
+	fmt.Printf("bench: reconcile latency of the burstbuffer controller over %d reconciles: p50 <= %s, p99 <= %s (histogram bucket bounds)\n", int(count), p50, p99)
+}
+
+var sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)`)
+
+func value(scrape, name, labels string) float64 {
+	for _, line := range strings.Split(scrape, "\n") {
+		m := sampleLine.FindStringSubmatch(line)
+		if m != nil && m[1] == name && strings.Contains(m[2], labels) {
+			v, _ := strconv.ParseFloat(m[3], 64)
+			return v
+		}
+	}
+	return math.NaN()
+}
+
+// histogramQuantiles reads the cumulative buckets of a histogram (summed over series that
+// match labels) and names the upper bounds below which 50% and 99% of observations fall.
+func histogramQuantiles(scrape, name, labels string) (string, string, float64) {
+	buckets := map[float64]float64{}
+	le := regexp.MustCompile(`le="([^"]+)"`)
+	for _, line := range strings.Split(scrape, "\n") {
+		m := sampleLine.FindStringSubmatch(line)
+		if m == nil || m[1] != name+"_bucket" || !strings.Contains(m[2], labels) {
+			continue
+		}
+		b := le.FindStringSubmatch(m[2])
+		if b == nil {
+			continue
+		}
+		bound := math.Inf(1)
+		if b[1] != "+Inf" {
+			bound, _ = strconv.ParseFloat(b[1], 64)
+		}
+		v, _ := strconv.ParseFloat(m[3], 64)
+		buckets[bound] += v
+	}
+	var bounds []float64
+	for b := range buckets {
+		bounds = append(bounds, b)
+	}
+	sort.Float64s(bounds)
+	total := 0.0
+	if len(bounds) > 0 {
+		total = buckets[bounds[len(bounds)-1]]
+	}
+	at := func(q float64) string {
+		for _, b := range bounds {
+			if buckets[b] >= q*total {
+				if math.IsInf(b, 1) {
+					return "+Inf"
+				}
+				return (time.Duration(b * float64(time.Second))).String()
+			}
+		}
+		return "unknown"
+	}
+	return at(0.5), at(0.99), total
+}
