@@ -1,6 +1,7 @@
 package bbmetrics
 
 import (
+	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -372,5 +373,18 @@ func TestStageDurations(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestDocsListEveryFamily keeps docs/metrics.md true: every family is in its table.
+func TestDocsListEveryFamily(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range Families {
+		if !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("docs/metrics.md does not list %s", name)
+		}
 	}
 }
