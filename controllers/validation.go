@@ -49,6 +49,9 @@ func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scop
 	if conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) {
 		// Measured once; a burst buffer is not re-validated. The locks go back once the last
 		// measuring pod is gone (a budget cut deletes them; their end is an event).
+		if err := r.tidyMeasuringPods(ctx, bb); err != nil {
+			return ctrl.Result{}, false, err
+		}
 		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 	}
 	// A burst buffer that holds or queues for a lock renews its place on every visit.

@@ -183,6 +183,18 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		var cm corev1.ConfigMap
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: sw.ConfigMapName}, &cm)).To(Succeed())
 
+		// Measured: the succeeded measuring pods go (their results are in the status); the
+		// engine's prepare pods stay until teardown.
+		Eventually(func(g Gomega) {
+			var pods corev1.PodList
+			g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelBurstBuffer: "quick"})).To(Succeed())
+			var names []string
+			for _, p := range pods.Items {
+				names = append(names, p.Name)
+			}
+			g.Expect(names).To(ConsistOf("quick-prep-0", "quick-prep-1"))
+		}, timeout).Should(Succeed())
+
 		// `kubectl beeburst limits` shows the stages side by side from the live object.
 		out, err := exec.Command("go", "run", "../cmd/kubectl-beeburst", "limits", "--kubeconfig", kubeconfig, "-n", ns, "quick").CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(out))

@@ -1,0 +1,53 @@
+package controllers
+
+import (
+	"context"
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// keepFailedPods is how many failed measuring pods of a burst buffer stay for debugging
+// (kubectl logs, describe); older ones go.
+const keepFailedPods = 5
+
+// tidyMeasuringPods deletes the measuring pods (measuringComponents, nodelock.go) of a burst buffer whose measurement is over
+// (Validated True): a succeeded pod's result is in the status, so it is clutter - a quick
+// profile leaves a dozen in the user's namespace. Failed ones stay, the newest
+// keepFailedPods of them, since their logs say what went wrong. Engine pods (services,
+// clients, prepare) and copy pods are not touched: they are not done when measuring is.
+func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alpha1.BurstBuffer) error {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
+		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
+	}); err != nil {
+		return err
+	}
+	var failed []*corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !slices.Contains(measuringComponents, p.Labels[nodetask.LabelComponent]) || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		switch p.Status.Phase {
+		case corev1.PodSucceeded:
+			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		case corev1.PodFailed:
+			failed = append(failed, p)
+		}
+	}
+	sort.Slice(failed, func(i, j int) bool { return failed[j].CreationTimestamp.Before(&failed[i].CreationTimestamp) })
+	for _, p := range failed[min(len(failed), keepFailedPods):] {
+		if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
