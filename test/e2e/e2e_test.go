@@ -37,6 +37,7 @@ const (
 
 var (
 	k8s      client.Client
+	k8sWatch client.WithWatch // for the fault suite's recorder of measuring pods
 	repo     string
 	hw       map[string]string // the testbed's hardware.env, if any
 	imageTag = envOr("BEEBURST_IMAGE_TAG", "dev")
@@ -76,6 +77,8 @@ var _ = BeforeSuite(func() {
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	k8sWatch, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	if f := os.Getenv("BEEBURST_HARDWARE_ENV"); f != "" {
 		hw = readEnv(f)

@@ -88,6 +88,7 @@ func faultSuite() {
 		Expect(k8s.Create(ctx, nopath)).To(Succeed())
 
 		var names []string
+		runs := recordMeasuringRuns(ctx)
 		start := time.Now()
 		for i := 1; i <= 5; i++ {
 			bb := &v1alpha1.BurstBuffer{
@@ -147,8 +148,12 @@ func faultSuite() {
 		fmt.Print(b.String())
 
 		By("checking from the pods' own start and end times that no two measured a node at once")
-		overlaps := measuringOverlaps(ctx, names)
+		overlaps, compared := runs.overlaps(names)
 		Expect(overlaps).To(BeEmpty())
+		// At least 5 x (2 device probes, 2 sweep pods), besides the network pods: the recorder
+		// must have seen them, or the check above checked nothing.
+		Expect(compared).To(BeNumerically(">=", 5*4), "measuring runs recorded")
+		fmt.Printf("no overlap among %d measuring runs\n", compared)
 
 		By("deleting them; each leaves nothing behind")
 		for _, name := range names {
@@ -473,27 +478,77 @@ func watchPods(ctx context.Context, bb string) *podWatch {
 	return w
 }
 
-// measuringOverlaps lists pairs of measuring pods of different burst buffers that ran on the
-// same node at the same time, from the containers' own start and end times.
-func measuringOverlaps(ctx context.Context, names []string) []string {
-	type run struct {
-		bb, pod    string
-		start, end time.Time
-	}
-	byNode := map[string][]run{}
-	for _, name := range names {
-		var pods corev1.PodList
-		Expect(k8s.List(ctx, &pods, client.InNamespace(testNamespace), client.MatchingLabels{v1alpha1.LabelBurstBuffer: name})).To(Succeed())
-		for _, p := range pods.Items {
-			switch p.Labels["app.kubernetes.io/component"] {
-			case "probe-dev", "probe-nets", "probe-netc", "sweep", "bench":
-			default:
+// measuringRuns records, from a watch, every measuring pod's container run (start and end)
+// while the pods exist: the operator deletes a burst buffer's succeeded measuring pods once
+// it is measured, so they cannot be read afterwards.
+type measuringRuns struct {
+	mu     sync.Mutex
+	byNode map[string]map[types.UID]measuringRun
+}
+
+type measuringRun struct {
+	bb, pod    string
+	start, end time.Time
+}
+
+func recordMeasuringRuns(ctx context.Context) *measuringRuns {
+	m := &measuringRuns{byNode: map[string]map[types.UID]measuringRun{}}
+	ctx, cancel := context.WithCancel(ctx)
+	DeferCleanup(cancel)
+	go func() {
+		defer GinkgoRecover()
+		for ctx.Err() == nil {
+			w, err := k8sWatch.Watch(ctx, &corev1.PodList{}, client.InNamespace(testNamespace),
+				client.MatchingLabels{"app.kubernetes.io/managed-by": "beeburst-operator"})
+			if err != nil {
+				time.Sleep(time.Second)
 				continue
 			}
-			for _, cs := range p.Status.ContainerStatuses {
-				if t := cs.State.Terminated; t != nil {
-					byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], run{name, p.Name, t.StartedAt.Time, t.FinishedAt.Time})
+			for ev := range w.ResultChan() {
+				if p, ok := ev.Object.(*corev1.Pod); ok {
+					m.see(p)
 				}
+			}
+		}
+	}()
+	return m
+}
+
+func (m *measuringRuns) see(p *corev1.Pod) {
+	switch p.Labels["app.kubernetes.io/component"] {
+	case "probe-dev", "probe-nets", "probe-netc", "sweep", "bench":
+	default:
+		return
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			m.mu.Lock()
+			if m.byNode[p.Spec.NodeName] == nil {
+				m.byNode[p.Spec.NodeName] = map[types.UID]measuringRun{}
+			}
+			m.byNode[p.Spec.NodeName][p.UID] = measuringRun{p.Labels[v1alpha1.LabelBurstBuffer], p.Name, t.StartedAt.Time, t.FinishedAt.Time}
+			m.mu.Unlock()
+		}
+	}
+}
+
+// overlaps lists pairs of measuring pods of different burst buffers among names that ran on
+// the same node at the same time, from the containers' own start and end times, and how many
+// runs were compared.
+func (m *measuringRuns) overlaps(names []string) ([]string, int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	of := map[string]bool{}
+	for _, n := range names {
+		of[n] = true
+	}
+	byNode := map[string][]measuringRun{}
+	seen := 0
+	for node, runs := range m.byNode {
+		for _, r := range runs {
+			if of[r.bb] {
+				byNode[node] = append(byNode[node], r)
+				seen++
 			}
 		}
 	}
@@ -509,7 +564,8 @@ func measuringOverlaps(ctx context.Context, names []string) []string {
 			}
 		}
 	}
-	return out
+	sort.Strings(out)
+	return out, seen
 }
 
 // expectNothingLeft: the burst buffers, their pods and ConfigMaps are gone, no node holds
