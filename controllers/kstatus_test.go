@@ -105,8 +105,13 @@ var _ = Describe("kstatus conventions: what kubectl wait, Argo CD and Flux read"
 
 		By("a spec change: every condition says it saw the new generation, and it stays Current")
 		before := cur.Generation
-		cur.Spec.Teardown.Hurry = true
-		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		// The operator may still be writing (it tidies the measuring pods once measured), so
+		// the update retries on a conflict, as kubectl edit would.
+		Eventually(func() error {
+			cur = get(ctx, bb)
+			cur.Spec.Teardown.Hurry = true
+			return k8s.Update(ctx, cur)
+		}, timeout).Should(Succeed())
 		gen := get(ctx, bb).Generation
 		Expect(gen).To(BeNumerically(">", before))
 		Eventually(func(g Gomega) {
