@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -133,20 +134,35 @@ func faultSuite() {
 		fmt.Fprintf(&b, "5 burst buffers at once on the same 2 nodes (quick, no reuse, manager killed while %d queued):\n", 3)
 		fmt.Fprintf(&b, "  lone burst buffer: write limit %s\n", mbps(loneWriteLimit))
 		fmt.Fprintf(&b, "  a queued one said: %s: %s\n", queued.Reason, queued.Message)
+		var off []string
 		for _, name := range names {
 			cur := getName(ctx, name)
-			w := cur.Status.Limits.Components.Write.LimitBytesPerSecond
+			l := cur.Status.Limits
+			Expect(l != nil && l.Components != nil && l.Components.Write != nil && l.Sweep != nil).To(BeTrue(), "%s has stage-2 and stage-3 limits", name)
+			w := l.Components.Write.LimitBytesPerSecond
 			dev := 100 * (float64(w) - float64(loneWriteLimit)) / float64(loneWriteLimit)
+			best := "not published"
+			if l.Sweep.Write != nil {
+				best = mbps(l.Sweep.Write.BestBytesPerSecond)
+			}
 			fmt.Fprintf(&b, "  %s: write limit %s (%+.1f%%), sweep best %s, Ready after %.0f s, measured from %s\n", name, mbps(w), dev,
-				mbps(cur.Status.Limits.Sweep.Write.BestBytesPerSecond), ready[name].Seconds(), cur.Status.ValidationStartTime.Format(time.TimeOnly))
-			Expect(float64(w)).To(BeNumerically("~", float64(loneWriteLimit), 0.05*float64(loneWriteLimit)), "%s's write limit", name)
+				best, ready[name].Seconds(), cur.Status.ValidationStartTime.Format(time.TimeOnly))
+			if math.Abs(float64(w)-float64(loneWriteLimit)) > 0.05*float64(loneWriteLimit) {
+				off = append(off, fmt.Sprintf("%s's write limit %s is %+.1f%% off the lone one's", name, mbps(w), dev))
+			}
 			// The symptom: a correct write sweep rejected against a poisoned limit. (A
 			// read point above a read probe that the shared host slowed is another matter.)
-			Expect(cur.Status.Warnings).NotTo(ContainElement(And(HaveField("Reason", v1alpha1.WarningExceedsLimit), HaveField("Operation", "write"))), name)
+			for _, wr := range cur.Status.Warnings {
+				if wr.Reason == v1alpha1.WarningExceedsLimit && wr.Operation == "write" {
+					off = append(off, fmt.Sprintf("%s: %s", name, wr.Message))
+				}
+			}
 		}
 		AddReportEntry("concurrent burst buffers", b.String())
 		fmt.Print(b.String())
 
+		// First whether two measured a node at once (which would explain a figure off), then
+		// the figures.
 		By("checking from the pods' own start and end times that no two measured a node at once")
 		overlaps, compared := runs.overlaps(names)
 		Expect(overlaps).To(BeEmpty())
@@ -154,6 +170,7 @@ func faultSuite() {
 		// must have seen them, or the check above checked nothing.
 		Expect(compared).To(BeNumerically(">=", 5*4), "measuring runs recorded")
 		fmt.Printf("no overlap among %d measuring runs\n", compared)
+		Expect(off).To(BeEmpty(), "figures within 5%% of a lone burst buffer's, no write sweep refused")
 
 		By("deleting them; each leaves nothing behind")
 		for _, name := range names {
