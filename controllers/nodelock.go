@@ -414,7 +414,7 @@ func (r *BurstBufferReconciler) foreignMeasuringPods(ctx context.Context, bb *v1
 		if p.Spec.NodeName != node || (p.Namespace == bb.Namespace && p.Labels[v1alpha1.LabelBurstBuffer] == bb.Name) {
 			continue
 		}
-		if st, _ := nodetask.StateOf(p); st == nodetask.Running {
+		if loadsNode(p) {
 			out = append(out, p.Namespace+"/"+p.Name)
 		}
 	}
@@ -429,11 +429,23 @@ func (r *BurstBufferReconciler) measuringBusy(ctx context.Context, bb *v1alpha1.
 		return false, err
 	}
 	for i := range pods.Items {
-		if st, _ := nodetask.StateOf(&pods.Items[i]); st == nodetask.Running {
+		if loadsNode(&pods.Items[i]) {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// loadsNode: a measuring pod still loads its node while it runs, and also while it is being
+// deleted - the kubelet tears its sandbox down (network, mounts, cgroups), work that slowed
+// a device probe started beside it on the testbed. A lock is released, and a node counts as
+// free, only once such pods are gone.
+func loadsNode(p *corev1.Pod) bool {
+	if !p.DeletionTimestamp.IsZero() {
+		return true
+	}
+	st, _ := nodetask.StateOf(p)
+	return st == nodetask.Running
 }
 
 // heldLeases are the node locks bb holds or queues at (from the cache).

@@ -21,13 +21,17 @@ const keepFailedPods = 5
 // profile leaves a dozen in the user's namespace. Failed ones stay, the newest
 // keepFailedPods of them, since their logs say what went wrong. Engine pods (services,
 // clients, prepare) and copy pods are not touched: they are not done when measuring is.
-func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alpha1.BurstBuffer) error {
+//
+// The node locks stay held until the deleted pods are gone (loadsNode), so that the next
+// burst buffer does not measure beside their teardown. It returns how many it deleted.
+func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alpha1.BurstBuffer) (int, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
 		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
 	}); err != nil {
-		return err
+		return 0, err
 	}
+	deleted := 0
 	var failed []*corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -37,8 +41,9 @@ func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alp
 		switch p.Status.Phase {
 		case corev1.PodSucceeded:
 			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-				return err
+				return deleted, err
 			}
+			deleted++
 		case corev1.PodFailed:
 			failed = append(failed, p)
 		}
@@ -46,8 +51,9 @@ func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alp
 	sort.Slice(failed, func(i, j int) bool { return failed[j].CreationTimestamp.Before(&failed[i].CreationTimestamp) })
 	for _, p := range failed[min(len(failed), keepFailedPods):] {
 		if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-			return err
+			return deleted, err
 		}
+		deleted++
 	}
-	return nil
+	return deleted, nil
 }

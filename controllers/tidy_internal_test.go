@@ -43,8 +43,12 @@ func TestTidyKeepsTheNewestFailedPods(t *testing.T) {
 		pod("bb-bench-0", ComponentBench, corev1.PodRunning, 0))
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 	r := &BurstBufferReconciler{Client: c}
-	if err := r.tidyMeasuringPods(context.Background(), bb); err != nil {
+	deleted, err := r.tidyMeasuringPods(context.Background(), bb)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if deleted != 4 {
+		t.Errorf("deleted %d pods, want 4 (1 succeeded probe, the 3 oldest failed sweep pods)", deleted)
 	}
 	var left corev1.PodList
 	if err := c.List(context.Background(), &left); err != nil {

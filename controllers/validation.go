@@ -49,8 +49,11 @@ func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scop
 	if conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) {
 		// Measured once; a burst buffer is not re-validated. The locks go back once the last
 		// measuring pod is gone (a budget cut deletes them; their end is an event).
-		if err := r.tidyMeasuringPods(ctx, bb); err != nil {
-			return ctrl.Result{}, false, err
+		deleted, err := r.tidyMeasuringPods(ctx, bb)
+		if err != nil || deleted > 0 {
+			// The cache does not show the deletions yet; their events bring the visit that
+			// releases the locks once the pods are gone.
+			return ctrl.Result{}, true, err
 		}
 		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 	}
