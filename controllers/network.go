@@ -11,7 +11,6 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
-	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -149,24 +148,4 @@ func networkWarnings(s *scope, comp *v1alpha1.ComponentLimits, pairs []netPair) 
 		}
 	}
 	return out
-}
-
-// documentedLink is a node's documented link data rate (bytes/s, after encoding) and its
-// source: the spec's servers (else clients) link, else the node's labels, else the speed the
-// device probe discovered (hardware.NodeLink).
-func documentedLink(bb *v1alpha1.BurstBuffer, node *corev1.Node, name string) (*int64, string) {
-	var lbls map[string]string
-	if node != nil {
-		lbls = node.Labels
-	}
-	link, src := hardware.NodeLink(bb.Spec.Hardware, lbls, discoveredOn(bb, name))
-	if link == nil {
-		return nil, v1alpha1.SourceUnknown
-	}
-	rate, err := hardware.LinkDataRate(link)
-	if err != nil || rate <= 0 {
-		return nil, v1alpha1.SourceUnknown
-	}
-	v := int64(rate)
-	return &v, src
 }

@@ -151,28 +151,18 @@ points:
 	// Analyse against the stage-2 limit (measured components), else stage 1. A measured limit
 	// carries its measurement's noise: points within 5% above it are not "above the limit".
 	tolerance := 0.0
-	hw, _ := documentedHardware(bb, s.nodeObjs)
-	in, err := hardware.FromSpec(hw, hardware.DefaultsFor(bb))
+	in, err := hardware.LimitInput(bb, s.nodeObjs, bb.Status.Limits.Components)
 	if err != nil {
 		return false, err
 	}
-	if c := bb.Status.Limits.Components; c != nil && len(in.Servers) == len(c.Nodes) {
+	if in.Measured {
 		tolerance = measuredLimitTolerance
-		for i, nc := range c.Nodes {
-			in.Servers[i].Name, in.Servers[i].Devices = nc.Name, 1
-			if nc.DeviceWrite != nil && nc.DeviceWrite.MeasuredBytesPerSecond != nil {
-				in.Servers[i].DeviceWrite = limits.Bytes(float64(*nc.DeviceWrite.MeasuredBytesPerSecond))
-			}
-			if nc.DeviceRead != nil && nc.DeviceRead.MeasuredBytesPerSecond != nil {
-				in.Servers[i].DeviceRead = limits.Bytes(float64(*nc.DeviceRead.MeasuredBytesPerSecond))
-			}
-		}
 	}
-	lim, err := limits.Compute(in)
+	lim, err := limits.Compute(in.Hardware)
 	if err != nil {
 		return false, err
 	}
-	an, err := limits.AnalyzeSweep(in, lim, lp, limits.SweepOptions{
+	an, err := limits.AnalyzeSweep(in.Hardware, lim, lp, limits.SweepOptions{
 		MinEfficiency: float64(bb.Spec.Validation.MinimumEfficiencyPercent) / 100, Tolerance: tolerance})
 	if err != nil {
 		return false, err

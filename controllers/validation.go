@@ -278,19 +278,18 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]nodecache.Figures, reused map[string]bool, pairs []netPair, sb *storageBenchRun) {
 	links := nodeNetwork(pairs)
 	bb := s.bb
-	hw, _ := documentedHardware(bb, s.nodeObjs)
 	comp := &v1alpha1.ComponentLimits{}
 	var warnings []v1alpha1.Warning
 	for _, node := range s.nodes {
 		f := figures[node]
 		t := metav1.NewTime(f.MeasuredTime)
 		nc := v1alpha1.NodeComponents{Name: node, MeasuredTime: &t, Reused: reused[node]}
-		docW, srcW := documentedDevice(bb, s.nodeObj(node), true)
-		docR, srcR := documentedDevice(bb, s.nodeObj(node), false)
+		docW, srcW := hardware.DocumentedDevice(bb, s.nodeObj(node), true)
+		docR, srcR := hardware.DocumentedDevice(bb, s.nodeObj(node), false)
 		nc.DeviceWrite = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docW, MeasuredBytesPerSecond: positive(f.DeviceWriteBytesPerSecond), Source: srcW}
 		nc.DeviceRead = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docR, MeasuredBytesPerSecond: positive(f.DeviceReadBytesPerSecond), Source: srcR}
 		if got, ok := links[node]; ok {
-			doc, src := documentedLink(bb, s.nodeObj(node), node)
+			doc, src := hardware.DocumentedLink(bb, s.nodeObj(node), node)
 			nc.Network = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: doc, MeasuredBytesPerSecond: positive(int64(got)), Source: src}
 		}
 		if c := f.Conditions; c != nil && len(c.OtherPods) > 0 && !reused[node] {
@@ -310,21 +309,10 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 	comp.StorageBench, sbWarnings = r.storageBenchSummary(sb)
 	warnings = append(warnings, sbWarnings...)
 
-	in, err := hardware.FromSpec(hw, hardware.DefaultsFor(bb))
-	if err == nil && len(in.Servers) == len(s.nodes) {
-		for i, node := range s.nodes {
-			f := figures[node]
-			in.Servers[i].Name = node
-			// The probe measured the node's storage as a whole: one "device" per node.
-			in.Servers[i].Devices = 1
-			in.Servers[i].DeviceWrite = limits.Bytes(float64(f.DeviceWriteBytesPerSecond))
-			in.Servers[i].DeviceRead = limits.Bytes(float64(f.DeviceReadBytesPerSecond))
-			if got, ok := links[node]; ok && !in.Local {
-				in.Servers[i].Link = limits.Bytes(got)
-			}
-		}
-		in.Notes = append(in.Notes, "stage 2: device figures measured per node (fio, direct I/O), links by iperf3 between the nodes")
-		if lim, err := limits.Compute(in); err == nil {
+	// The limits recomputed from exactly the figures published above; stage 3 reads them
+	// back from the status (hardware.LimitInput) and so is judged against this limit.
+	if in, err := hardware.LimitInput(bb, s.nodeObjs, comp); err == nil && in.Measured {
+		if lim, err := limits.Compute(in.Hardware); err == nil {
 			w, rd := hardware.OperationLimitToAPI(lim.Write), hardware.OperationLimitToAPI(lim.Read)
 			comp.Write, comp.Read = &w, &rd
 		}
@@ -359,36 +347,6 @@ func belowDocumented(node, component string, c *v1alpha1.ComponentFigure) []v1al
 		Message: fmt.Sprintf("node %s: %s measured %s, %.0f%% of the documented %s (%s); the measured figure is the limit from stage 2 on",
 			node, component, limits.FormatBytesPerSecond(got), 100*got/doc, limits.FormatBytesPerSecond(doc), c.Source),
 	}}
-}
-
-// documentedDevice is one node's documented device bandwidth: spec.hardware.devices (x
-// perNode) first, else the node's label.
-func documentedDevice(bb *v1alpha1.BurstBuffer, node *corev1.Node, write bool) (*int64, string) {
-	if d := bb.Spec.Hardware; d != nil && d.Devices != nil {
-		q := d.Devices.ReadBytesPerSecond
-		if write {
-			q = d.Devices.WriteBytesPerSecond
-		}
-		if q != nil {
-			per := int64(d.Devices.PerNode)
-			if per < 1 {
-				per = 1
-			}
-			v := q.Value() * per
-			return &v, v1alpha1.SourceSpec
-		}
-	}
-	key := v1alpha1.LabelDiskReadBytesPerSecond
-	if write {
-		key = v1alpha1.LabelDiskWriteBytesPerSecond
-	}
-	if node != nil {
-		if q, err := resource.ParseQuantity(node.Labels[key]); err == nil && q.Sign() > 0 {
-			v := q.Value()
-			return &v, v1alpha1.SourceLabel
-		}
-	}
-	return nil, v1alpha1.SourceUnknown
 }
 
 // deviceProbePod runs fio on the node's burst buffer directory: write, then read, direct I/O,
