@@ -439,5 +439,3 @@ func firstLine(s string) string {
 	}
 	return s
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -65,7 +65,6 @@ func (e *Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes 
 			res.Prepared[n] = true
 		case nodetask.Failed:
 			failed = append(failed, fmt.Sprintf("%s: %s", n, msg))
-			res.FailedNodes = append(res.FailedNodes, n)
 		}
 	}
 	switch {
