@@ -15,12 +15,6 @@ import (
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
-// Components of the network probe pods.
-const (
-	ComponentProbeNetServer = "probe-nets"
-	ComponentProbeNetClient = "probe-netc"
-)
-
 // netPair is one measured link pair: a client on one node sending to a server on another.
 type netPair struct {
 	client, server string
@@ -50,7 +44,7 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 	for k := 0; k < n; k++ {
 		srvNode, cliNode := s.nodes[k], s.nodes[(k+1)%n]
 		srv := nodetask.Pod(bb, nodetask.Spec{
-			Component: ComponentProbeNetServer, Index: k, Node: srvNode, Image: r.AgentImage,
+			Component: nodetask.ComponentProbeNetServer, Index: k, Node: srvNode, Image: r.AgentImage,
 			Args: []string{"net-server", "--port", "5201", "--one-off", "--timeout", "2m"}, DeadlineSeconds: 180,
 		})
 		st, msg, _, err := r.runMeasuring(ctx, s, srv)
@@ -70,7 +64,7 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 			continue
 		}
 		cl := nodetask.Pod(bb, nodetask.Spec{
-			Component: ComponentProbeNetClient, Index: k, Node: cliNode, Image: r.AgentImage,
+			Component: nodetask.ComponentProbeNetClient, Index: k, Node: cliNode, Image: r.AgentImage,
 			Args: []string{"net-client", "--host", cur.Status.PodIP, "--port", "5201", "--streams", "4",
 				"--time", seconds, "--connect-timeout", "60s", "--timeout", "2m"},
 			DeadlineSeconds: 180,

@@ -15,15 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
-
-// ComponentSweep is the component label of stage-3 pods.
-const ComponentSweep = "sweep"
 
 // measuredLimitTolerance: how far a sweep point may lie above a stage-2 (measured) limit
 // before it counts as ExceedsLimit. On the testbed, fio against a 150 MB/s blkio cap reads
@@ -34,7 +30,7 @@ const measuredLimitTolerance = 0.05
 // stops the benchmark on the storage servers when it is deleted.
 func probeSelector(bb *v1alpha1.BurstBuffer) labels.Selector {
 	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy})
-	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{ComponentProbeDevice, ComponentProbeNetServer, ComponentProbeNetClient, ComponentSweep, ComponentBench, beegfs.ComponentStorageBench})
+	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{nodetask.ComponentProbeDevice, nodetask.ComponentProbeNetServer, nodetask.ComponentProbeNetClient, nodetask.ComponentSweep, nodetask.ComponentBench, nodetask.ComponentStorageBench})
 	return sel.Add(*req)
 }
 
@@ -105,7 +101,7 @@ points:
 		var got []nodeRun
 		for i := 0; i < p.m; i++ {
 			pod := nodetask.Pod(bb, nodetask.Spec{
-				Component: ComponentSweep, Index: k*1000 + i, Node: s.nodes[i], Image: r.AgentImage,
+				Component: nodetask.ComponentSweep, Index: k*1000 + i, Node: s.nodes[i], Image: r.AgentImage,
 				Args: []string{"--monitor-interval=500ms", "ideal", "--dir", nodetask.FileSystemMount,
 					"--procs", fmt.Sprint(p.n), "--runtime", fmt.Sprintf("%ds", seconds), "--timeout", "3m"},
 				DeadlineSeconds: 300, MountFileSystem: true,
@@ -304,7 +300,7 @@ func reportMessage(msg string) string {
 func (r *BurstBufferReconciler) saveSweep(ctx context.Context, bb *v1alpha1.BurstBuffer, rows []string) (string, error) {
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: bb.Name + "-sweep", Namespace: bb.Namespace, Labels: nodetask.Labels(bb, ComponentSweep),
+			Name: bb.Name + "-sweep", Namespace: bb.Namespace, Labels: nodetask.Labels(bb, nodetask.ComponentSweep),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(bb, v1alpha1.GroupVersion.WithKind("BurstBuffer"))},
 		},
 		Data: map[string]string{"sweep.csv": "nodes,processesPerNode,operation,bytesPerSecond\n" + strings.Join(rows, "\n") + "\n"},

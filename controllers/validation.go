@@ -27,9 +27,6 @@ import (
 
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
 
-// ComponentProbeDevice is the component label of device probe pods.
-const ComponentProbeDevice = "probe-dev"
-
 // belowDocumentedShare: a component measured more than 10% under its documented figure is
 // reported (METHOD.md stage 2).
 const belowDocumentedShare = 0.9
@@ -365,7 +362,7 @@ func (r *BurstBufferReconciler) deviceProbePod(bb *v1alpha1.BurstBuffer, i int, 
 		args = append(args, "--link-address", linkAddress)
 	}
 	return nodetask.Pod(bb, nodetask.Spec{
-		Component: ComponentProbeDevice, Index: i, Node: node, Image: r.AgentImage,
+		Component: nodetask.ComponentProbeDevice, Index: i, Node: node, Image: r.AgentImage,
 		Args: args, DeadlineSeconds: 300, MountStorage: true, HostNetwork: linkAddress != "",
 	})
 }

@@ -522,14 +522,14 @@ func (e Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []
 	place := PlacementFor(bb, nodes)
 	var clients, services []string
 	for i := range place.Clients {
-		clients = append(clients, nodetask.Name(bb, ComponentClient, i))
+		clients = append(clients, nodetask.Name(bb, nodetask.ComponentClient, i))
 	}
-	services = append(services, nodetask.Name(bb, ComponentMgmtd, 0))
+	services = append(services, nodetask.Name(bb, nodetask.ComponentMgmtd, 0))
 	for i := range place.Meta {
-		services = append(services, nodetask.Name(bb, ComponentMeta, i))
+		services = append(services, nodetask.Name(bb, nodetask.ComponentMeta, i))
 	}
 	for i := range place.Storage {
-		services = append(services, nodetask.Name(bb, ComponentStorage, i))
+		services = append(services, nodetask.Name(bb, nodetask.ComponentStorage, i))
 	}
 	for _, stage := range [][]string{clients, services} {
 		gone, err := e.deletePods(ctx, bb.Namespace, stage)
