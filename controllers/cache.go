@@ -32,7 +32,7 @@ func CacheOptions(namespace string) cache.Options {
 		&corev1.Secret{}:    {Label: ours},
 		&coordinationv1.Lease{}: {
 			Namespaces: map[string]cache.Config{namespace: {}},
-			Label:      labels.SelectorFromSet(labels.Set{nodetask.LabelManagedBy: nodetask.ManagedBy, nodetask.LabelComponent: ComponentNodeLock}),
+			Label:      labels.SelectorFromSet(labels.Set{nodetask.LabelManagedBy: nodetask.ManagedBy, nodetask.LabelComponent: nodetask.ComponentNodeLock}),
 		},
 	}}
 }

@@ -3,10 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -30,11 +27,10 @@ func (r *BurstBufferReconciler) reconcileEstimate(_ context.Context, s *scope) (
 func estimate(s *scope) {
 	bb := s.bb
 	setNodeLinks(s)
-	hw, sources := documentedHardware(bb, s.nodeObjs)
-	in, err := hardware.FromSpec(hw, hardware.DefaultsFor(bb))
+	in, err := hardware.LimitInput(bb, s.nodeObjs, nil)
 	var lim limits.Limits
 	if err == nil {
-		lim, err = limits.Compute(in)
+		lim, err = limits.Compute(in.Hardware)
 	}
 	if err != nil {
 		// The file system still works; only its limits cannot be computed. Ready stays False
@@ -43,8 +39,8 @@ func estimate(s *scope) {
 			fmt.Sprintf("stage-1 limits cannot be computed: %v", err))
 		return
 	}
-	est := hardware.EstimatedToAPI(lim, hw)
-	est.Sources = sources
+	est := hardware.EstimatedToAPI(lim, in.Documented)
+	est.Sources = in.Sources
 	if bb.Status.Limits == nil {
 		bb.Status.Limits = &v1alpha1.LimitsStatus{}
 	}
@@ -102,108 +98,4 @@ func replaceWarnings(old []v1alpha1.Warning, reasons map[string]bool, fresh []v1
 		}
 	}
 	return append(out, fresh...)
-}
-
-// documentedHardware is spec.hardware completed from the nodes. Stage 1 models identical
-// nodes, and the slowest one bounds an evenly striped file system, so:
-//   - a link the spec does not give is each node's label, else its discovered speed
-//     (hardware.NodeLink), and the slowest node's counts; it stays unknown if one node has
-//     neither, and the source is the slowest node's;
-//   - device figures count from labels only when every node carries them, the smallest.
-//
-// Stage 2 measures each node on its own.
-func documentedHardware(bb *v1alpha1.BurstBuffer, nodes []corev1.Node) (*v1alpha1.HardwareSpec, []v1alpha1.FigureSource) {
-	hw := &v1alpha1.HardwareSpec{}
-	if bb.Spec.Hardware != nil {
-		hw = bb.Spec.Hardware.DeepCopy()
-	}
-	sources := hardware.Sources(bb.Spec.Hardware)
-	fromNodes := func(figure, source string, q resource.Quantity, extra string) {
-		for i := range sources {
-			if sources[i].Figure == figure {
-				sources[i].Source = source
-				sources[i].Value = strings.TrimSpace(q.String() + " " + extra)
-			}
-		}
-	}
-	fromLabel := func(figure string, q resource.Quantity, extra string) {
-		fromNodes(figure, v1alpha1.SourceLabel, q, extra)
-	}
-
-	clientLinkGiven := hw.Clients != nil && hw.Clients.Link != nil
-	serverLinkGiven := hw.Servers != nil && hw.Servers.Link != nil
-	if !clientLinkGiven && !serverLinkGiven && len(nodes) > 0 {
-		links := make([]*v1alpha1.LinkHardware, len(nodes))
-		srcs, names := make([]string, len(nodes)), make([]string, len(nodes))
-		for i, n := range nodes {
-			links[i], srcs[i] = hardware.NodeLink(nil, n.Labels, discoveredOn(bb, n.Name))
-			names[i] = n.Name
-		}
-		if link, src, node, ok := hardware.SlowestLink(links, srcs, names); ok {
-			if hw.Clients == nil {
-				hw.Clients = &v1alpha1.ClientsHardware{}
-			}
-			if hw.Servers == nil {
-				hw.Servers = &v1alpha1.ServersHardware{}
-			}
-			hw.Clients.Link, hw.Servers.Link = link, link.DeepCopy()
-			extra := string(link.Encoding)
-			if src == v1alpha1.SourceDiscovered {
-				extra += " (" + node + ")"
-			}
-			fromNodes("clients.link", src, link.RateBitsPerSecond, extra)
-			fromNodes("servers.link", src, link.RateBitsPerSecond, extra)
-		}
-	}
-	if hw.Devices == nil || hw.Devices.WriteBytesPerSecond == nil {
-		if q, ok := minLabel(nodes, v1alpha1.LabelDiskWriteBytesPerSecond); ok {
-			if hw.Devices == nil {
-				hw.Devices = &v1alpha1.DevicesHardware{PerNode: 1}
-			}
-			hw.Devices.WriteBytesPerSecond = &q
-			fromLabel("devices.write", q, "")
-		}
-	}
-	if hw.Devices == nil || hw.Devices.ReadBytesPerSecond == nil {
-		if q, ok := minLabel(nodes, v1alpha1.LabelDiskReadBytesPerSecond); ok {
-			if hw.Devices == nil {
-				hw.Devices = &v1alpha1.DevicesHardware{PerNode: 1}
-			}
-			hw.Devices.ReadBytesPerSecond = &q
-			fromLabel("devices.read", q, "")
-		}
-	}
-	if hw.Devices != nil && hw.Devices.PerNode == 0 {
-		hw.Devices.PerNode = 1
-	}
-	return hw, sources
-}
-
-// minLabel is the smallest positive quantity of a label over all nodes; false when a node
-// lacks it or its value is not a positive quantity.
-func minLabel(nodes []corev1.Node, key string) (resource.Quantity, bool) {
-	var min resource.Quantity
-	if len(nodes) == 0 {
-		return min, false
-	}
-	for i, n := range nodes {
-		q, err := resource.ParseQuantity(n.Labels[key])
-		if err != nil || q.Sign() <= 0 {
-			return min, false
-		}
-		if i == 0 || q.Cmp(min) < 0 {
-			min = q
-		}
-	}
-	return min, true
-}
-
-// discoveredOn is what the device probe discovered on a node of bb, if anything.
-func discoveredOn(bb *v1alpha1.BurstBuffer, node string) *v1alpha1.NodeHardware {
-	for i := range bb.Status.Nodes {
-		if bb.Status.Nodes[i].Name == node {
-			return bb.Status.Nodes[i].Hardware
-		}
-	}
-	return nil
 }

@@ -11,15 +11,8 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
-	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
-)
-
-// Components of the network probe pods.
-const (
-	ComponentProbeNetServer = "probe-nets"
-	ComponentProbeNetClient = "probe-netc"
 )
 
 // netPair is one measured link pair: a client on one node sending to a server on another.
@@ -51,7 +44,7 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 	for k := 0; k < n; k++ {
 		srvNode, cliNode := s.nodes[k], s.nodes[(k+1)%n]
 		srv := nodetask.Pod(bb, nodetask.Spec{
-			Component: ComponentProbeNetServer, Index: k, Node: srvNode, Image: r.AgentImage,
+			Component: nodetask.ComponentProbeNetServer, Index: k, Node: srvNode, Image: r.AgentImage,
 			Args: []string{"net-server", "--port", "5201", "--one-off", "--timeout", "2m"}, DeadlineSeconds: 180,
 		})
 		st, msg, _, err := r.runMeasuring(ctx, s, srv)
@@ -71,7 +64,7 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 			continue
 		}
 		cl := nodetask.Pod(bb, nodetask.Spec{
-			Component: ComponentProbeNetClient, Index: k, Node: cliNode, Image: r.AgentImage,
+			Component: nodetask.ComponentProbeNetClient, Index: k, Node: cliNode, Image: r.AgentImage,
 			Args: []string{"net-client", "--host", cur.Status.PodIP, "--port", "5201", "--streams", "4",
 				"--time", seconds, "--connect-timeout", "60s", "--timeout", "2m"},
 			DeadlineSeconds: 180,
@@ -149,24 +142,4 @@ func networkWarnings(s *scope, comp *v1alpha1.ComponentLimits, pairs []netPair) 
 		}
 	}
 	return out
-}
-
-// documentedLink is a node's documented link data rate (bytes/s, after encoding) and its
-// source: the spec's servers (else clients) link, else the node's labels, else the speed the
-// device probe discovered (hardware.NodeLink).
-func documentedLink(bb *v1alpha1.BurstBuffer, node *corev1.Node, name string) (*int64, string) {
-	var lbls map[string]string
-	if node != nil {
-		lbls = node.Labels
-	}
-	link, src := hardware.NodeLink(bb.Spec.Hardware, lbls, discoveredOn(bb, name))
-	if link == nil {
-		return nil, v1alpha1.SourceUnknown
-	}
-	rate, err := hardware.LinkDataRate(link)
-	if err != nil || rate <= 0 {
-		return nil, v1alpha1.SourceUnknown
-	}
-	v := int64(rate)
-	return &v, src
 }

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -49,9 +48,6 @@ import (
 //     pods on the node just before those pods go with it, so that a probe that overlapped
 //     them is known not to have had the node to itself even after they are gone.
 
-// ComponentNodeLock is the component label of the per-node measuring Leases.
-const ComponentNodeLock = "node-lock"
-
 // Annotations of the node locks.
 const (
 	annHolderUID   = "beeburst.io/holder-uid"
@@ -67,8 +63,8 @@ const lockDuration = 2 * time.Minute
 const lockRetry = time.Second
 
 // measuringComponents are the pods that measure a node (stages 2-4 and the workload benchmarks).
-var measuringComponents = []string{ComponentProbeDevice, ComponentProbeNetServer, ComponentProbeNetClient,
-	ComponentSweep, ComponentBench, beegfs.ComponentStorageBench}
+var measuringComponents = []string{nodetask.ComponentProbeDevice, nodetask.ComponentProbeNetServer, nodetask.ComponentProbeNetClient,
+	nodetask.ComponentSweep, nodetask.ComponentBench, nodetask.ComponentStorageBench}
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=beeburst-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
@@ -283,7 +279,7 @@ func (r *BurstBufferReconciler) newLease(node string) coordinationv1.Lease {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: lockName(node), Namespace: r.CacheNamespace,
 			Labels: map[string]string{
-				nodetask.LabelName: "beeburst", nodetask.LabelComponent: ComponentNodeLock, nodetask.LabelManagedBy: nodetask.ManagedBy,
+				nodetask.LabelName: "beeburst", nodetask.LabelComponent: nodetask.ComponentNodeLock, nodetask.LabelManagedBy: nodetask.ManagedBy,
 			},
 			Annotations: map[string]string{annNode: node},
 		},
@@ -451,7 +447,7 @@ func loadsNode(p *corev1.Pod) bool {
 // heldLeases are the node locks bb holds or queues at (from the cache).
 func (r *BurstBufferReconciler) heldLeases(ctx context.Context, bb *v1alpha1.BurstBuffer) (held, queued []coordinationv1.Lease, err error) {
 	var list coordinationv1.LeaseList
-	if err := r.List(ctx, &list, client.InNamespace(r.CacheNamespace), client.MatchingLabels{nodetask.LabelComponent: ComponentNodeLock}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(r.CacheNamespace), client.MatchingLabels{nodetask.LabelComponent: nodetask.ComponentNodeLock}); err != nil {
 		return nil, nil, err
 	}
 	me := queueEntry{BB: holderID(bb), UID: bb.UID}

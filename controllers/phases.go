@@ -232,7 +232,7 @@ func (r *BurstBufferReconciler) checkStopping(ctx context.Context, bb *v1alpha1.
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.DeletionTimestamp.IsZero() || p.Labels[nodetask.LabelComponent] == "clean" {
+		if p.DeletionTimestamp.IsZero() || p.Labels[nodetask.LabelComponent] == nodetask.ComponentClean {
 			continue // clean pods: superviseClean
 		}
 		if err := r.checkTerminating(ctx, bb, p, w); err != nil {

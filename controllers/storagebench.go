@@ -49,7 +49,7 @@ func (r *BurstBufferReconciler) reconcileStorageBench(ctx context.Context, s *sc
 	// StorageBench measures the nodes' devices: only while this burst buffer holds them.
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(s.bb.Namespace), client.MatchingLabels{
-		v1alpha1.LabelBurstBuffer: s.bb.Name, nodetask.LabelComponent: beegfs.ComponentStorageBench,
+		v1alpha1.LabelBurstBuffer: s.bb.Name, nodetask.LabelComponent: nodetask.ComponentStorageBench,
 	}); err != nil {
 		return nil, false, err
 	}

@@ -15,15 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
-
-// ComponentSweep is the component label of stage-3 pods.
-const ComponentSweep = "sweep"
 
 // measuredLimitTolerance: how far a sweep point may lie above a stage-2 (measured) limit
 // before it counts as ExceedsLimit. On the testbed, fio against a 150 MB/s blkio cap reads
@@ -34,7 +30,7 @@ const measuredLimitTolerance = 0.05
 // stops the benchmark on the storage servers when it is deleted.
 func probeSelector(bb *v1alpha1.BurstBuffer) labels.Selector {
 	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy})
-	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{ComponentProbeDevice, ComponentProbeNetServer, ComponentProbeNetClient, ComponentSweep, ComponentBench, beegfs.ComponentStorageBench})
+	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{nodetask.ComponentProbeDevice, nodetask.ComponentProbeNetServer, nodetask.ComponentProbeNetClient, nodetask.ComponentSweep, nodetask.ComponentBench, nodetask.ComponentStorageBench})
 	return sel.Add(*req)
 }
 
@@ -86,107 +82,174 @@ type nodeRun struct {
 // writing, then reading back, large blocks to their own new files in one directory) on M
 // nodes, point after point; each node samples its /proc counters while it runs. With the
 // local engine the nodes share nothing, so a point's aggregate is the sum over its nodes.
+// What the points measured so far is published after every point (a budget cut keeps it).
 func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (bool, error) {
-	bb := s.bb
-	ms, ns, seconds := grid(bb, len(s.nodes))
-	type point struct{ m, n int }
-	var points []point
+	points, seconds := planSweep(s.bb, len(s.nodes))
+	st, ok, err := r.collectSweep(ctx, s, points, seconds)
+	if err != nil || !ok {
+		return false, err
+	}
+	if len(st.lp) == 0 {
+		setCondition(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
+			fmt.Sprintf("ideal-workload sweep: point 1 of %d running", len(points)))
+		return false, nil
+	}
+	an, err := analyseSweep(s, st.lp)
+	if err != nil {
+		return false, err
+	}
+	return r.publishSweep(ctx, s, st, an)
+}
+
+// sweepPoint is one point of the stage-3 grid: m nodes x n processes per node.
+type sweepPoint struct{ m, n int }
+
+// sweepState is what the sweep's points measured so far.
+type sweepState struct {
+	points []sweepPoint
+	// lp are the measured points' aggregates, write then read per point, and csv the same
+	// as rows of the sweep's ConfigMap.
+	lp  []limits.Point
+	csv []string
+	// runs are each measured point's node runs (stage 4).
+	runs map[sweepPoint][]nodeRun
+	// running is the index of the point still running, -1 when every point ended.
+	running int
+}
+
+// planSweep is the grid (grid) as points in the order they run, and each run's seconds.
+func planSweep(bb *v1alpha1.BurstBuffer, nodes int) ([]sweepPoint, int) {
+	ms, ns, seconds := grid(bb, nodes)
+	var points []sweepPoint
 	for _, m := range ms {
 		for _, n := range ns {
-			points = append(points, point{m, n})
+			points = append(points, sweepPoint{m, n})
 		}
 	}
-	var csv []string
-	var lp []limits.Point
-	runs := map[point][]nodeRun{}
-	running := -1
-points:
+	return points, seconds
+}
+
+// sweepPod is the ideal-workload pod of node i (node) at the k-th point p.
+func (r *BurstBufferReconciler) sweepPod(bb *v1alpha1.BurstBuffer, k, i int, node string, p sweepPoint, seconds int) *corev1.Pod {
+	return nodetask.Pod(bb, nodetask.Spec{
+		Component: nodetask.ComponentSweep, Index: k*1000 + i, Node: node, Image: r.AgentImage,
+		Args: []string{"--monitor-interval=500ms", "ideal", "--dir", nodetask.FileSystemMount,
+			"--procs", fmt.Sprint(p.n), "--runtime", fmt.Sprintf("%ds", seconds), "--timeout", "3m"},
+		DeadlineSeconds: 300, MountFileSystem: true,
+	})
+}
+
+// collectSweep runs the points in order and gathers what the ended ones measured, up to the
+// first point still running. false (with the Validated condition set) when a run failed.
+func (r *BurstBufferReconciler) collectSweep(ctx context.Context, s *scope, points []sweepPoint, seconds int) (sweepState, bool, error) {
+	bb := s.bb
+	st := sweepState{points: points, runs: map[sweepPoint][]nodeRun{}, running: -1}
 	for k, p := range points {
 		var got []nodeRun
 		for i := 0; i < p.m; i++ {
-			pod := nodetask.Pod(bb, nodetask.Spec{
-				Component: ComponentSweep, Index: k*1000 + i, Node: s.nodes[i], Image: r.AgentImage,
-				Args: []string{"--monitor-interval=500ms", "ideal", "--dir", nodetask.FileSystemMount,
-					"--procs", fmt.Sprint(p.n), "--runtime", fmt.Sprintf("%ds", seconds), "--timeout", "3m"},
-				DeadlineSeconds: 300, MountFileSystem: true,
-			})
-			st, msg, _, err := r.runMeasuring(ctx, s, pod)
+			state, msg, _, err := r.runMeasuring(ctx, s, r.sweepPod(bb, k, i, s.nodes[i], p, seconds))
 			if err != nil {
-				return false, err
+				return st, false, err
 			}
-			switch st {
+			switch state {
 			case nodetask.Running:
-				running = k
+				st.running = k
 				continue
 			case nodetask.Failed:
 				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 					fmt.Sprintf("ideal workload failed on node %s at %d node(s) x %d process(es): %s", s.nodes[i], p.m, p.n, reportMessage(msg)))
-				return false, nil
+				return st, false, nil
 			}
 			run, err := readIdeal(s.nodes[i], msg)
 			if err != nil {
 				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 					fmt.Sprintf("ideal workload on node %s: %v", s.nodes[i], err))
-				return false, nil
+				return st, false, nil
 			}
 			got = append(got, run)
 		}
-		if running >= 0 {
+		if st.running >= 0 {
 			// A point starts only after the previous one ended: points must not share devices.
-			break points
+			break
 		}
-		runs[p] = got
+		st.runs[p] = got
 		for _, op := range []limits.Operation{limits.Write, limits.Read} {
 			agg := aggregate(got, op)
-			lp = append(lp, limits.Point{Nodes: p.m, ProcessesPerNode: p.n, Operation: op, BytesPerSecond: agg})
-			csv = append(csv, fmt.Sprintf("%d,%d,%s,%.0f", p.m, p.n, op, agg))
+			st.lp = append(st.lp, limits.Point{Nodes: p.m, ProcessesPerNode: p.n, Operation: op, BytesPerSecond: agg})
+			st.csv = append(st.csv, fmt.Sprintf("%d,%d,%s,%.0f", p.m, p.n, op, agg))
 		}
 	}
-	if len(lp) == 0 {
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
-			fmt.Sprintf("ideal-workload sweep: point 1 of %d running", len(points)))
-		return false, nil
-	}
+	return st, true, nil
+}
 
-	// Analyse against the stage-2 limit (measured components), else stage 1. A measured limit
-	// carries its measurement's noise: points within 5% above it are not "above the limit".
+// analyseSweep judges the points against the stage-2 limit that was published (measured
+// components, hardware.LimitInput), else stage 1. A measured limit carries its measurement's
+// noise: points within 5% above it are not "above the limit".
+func analyseSweep(s *scope, lp []limits.Point) (limits.Sweep, error) {
+	bb := s.bb
 	tolerance := 0.0
-	hw, _ := documentedHardware(bb, s.nodeObjs)
-	in, err := hardware.FromSpec(hw, hardware.DefaultsFor(bb))
+	in, err := hardware.LimitInput(bb, s.nodeObjs, bb.Status.Limits.Components)
 	if err != nil {
-		return false, err
+		return limits.Sweep{}, err
 	}
-	if c := bb.Status.Limits.Components; c != nil && len(in.Servers) == len(c.Nodes) {
+	if in.Measured {
 		tolerance = measuredLimitTolerance
-		for i, nc := range c.Nodes {
-			in.Servers[i].Name, in.Servers[i].Devices = nc.Name, 1
-			if nc.DeviceWrite != nil && nc.DeviceWrite.MeasuredBytesPerSecond != nil {
-				in.Servers[i].DeviceWrite = limits.Bytes(float64(*nc.DeviceWrite.MeasuredBytesPerSecond))
-			}
-			if nc.DeviceRead != nil && nc.DeviceRead.MeasuredBytesPerSecond != nil {
-				in.Servers[i].DeviceRead = limits.Bytes(float64(*nc.DeviceRead.MeasuredBytesPerSecond))
-			}
-		}
 	}
-	lim, err := limits.Compute(in)
+	lim, err := limits.Compute(in.Hardware)
 	if err != nil {
-		return false, err
+		return limits.Sweep{}, err
 	}
-	an, err := limits.AnalyzeSweep(in, lim, lp, limits.SweepOptions{
+	return limits.AnalyzeSweep(in.Hardware, lim, lp, limits.SweepOptions{
 		MinEfficiency: float64(bb.Spec.Validation.MinimumEfficiencyPercent) / 100, Tolerance: tolerance})
-	if err != nil {
-		return false, err
-	}
-	cmName, err := r.saveSweep(ctx, bb, csv)
+}
+
+// publishSweep writes stages 3 and 4 into the status (the full sweep into its ConfigMap), and
+// the Validated condition: still sweeping, or done - after the workload benchmarks with the
+// standard profile.
+func (r *BurstBufferReconciler) publishSweep(ctx context.Context, s *scope, st sweepState, an limits.Sweep) (bool, error) {
+	bb := s.bb
+	cmName, err := r.saveSweep(ctx, bb, st.csv)
 	if err != nil {
 		return false, err
 	}
 	sw := hardware.SweepToAPI(an)
-	sw.Points, sw.ConfigMapName = int32(len(lp)/2), cmName
+	sw.Points, sw.ConfigMapName = int32(len(st.lp)/2), cmName
 	bb.Status.Limits.Sweep = sw
-	warnings := hardware.WarningsToAPI(an.Warnings)
+	mon, monWarnings := monitorSweep(s, st.runs)
+	bb.Status.Limits.Monitoring = mon
+	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{
+		v1alpha1.WarningExceedsLimit: true, v1alpha1.WarningBelowExpectation: true, v1alpha1.WarningStragglers: true,
+	}, append(hardware.WarningsToAPI(an.Warnings), monWarnings...))
 
-	// Stage 4: per-node figures at the best write point over all nodes (the largest M).
+	if st.running >= 0 {
+		// Published so far (a budget cut keeps it); the sweep goes on.
+		p := st.points[st.running]
+		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
+			fmt.Sprintf("ideal-workload sweep: point %d of %d (%d node(s) x %d process(es)) running", st.running+1, len(st.points), p.m, p.n))
+		return false, nil
+	}
+	msg := fmt.Sprintf("ideal workload over %d point(s)", len(st.points))
+	if w := sw.Write; w != nil {
+		msg += fmt.Sprintf(": best write %s at %d node(s) x %d process(es), efficiency %.2f", rate(w.BestBytesPerSecond),
+			w.Best.Nodes, w.Best.ProcessesPerNode, float64(w.EfficiencyPerMille)/1000)
+	} else {
+		msg += ": no valid write limit (see warnings)"
+	}
+	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
+		// Software factors next, each against the limit stage 3 found.
+		done, err := r.reconcileWorkloads(ctx, s)
+		if err != nil || !done {
+			return false, err
+		}
+		msg += "; workloads as a share of stage 3: " + workloadSummary(bb.Status.Limits.Workloads)
+	}
+	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
+	return true, nil
+}
+
+// monitorSweep is stage 4: per-node figures at the best write point over all nodes (the
+// largest M), with the stragglers among them and their warnings.
+func monitorSweep(s *scope, runs map[sweepPoint][]nodeRun) (*v1alpha1.MonitoringLimits, []v1alpha1.Warning) {
 	var best []nodeRun
 	bestAgg := -1.0
 	for p, got := range runs {
@@ -212,8 +275,9 @@ points:
 		figs = append(figs, limits.NodeFigure{Node: run.node, Operation: limits.Write, BytesPerSecond: limits.Bytes(run.write.BytesPerSecond)})
 	}
 	sort.Slice(mon.Nodes, func(i, j int) bool { return mon.Nodes[i].Name < mon.Nodes[j].Name })
+	var warnings []v1alpha1.Warning
 	if len(figs) > 1 {
-		if st, err := limits.FindStragglers(figs, float64(bb.Spec.Validation.StragglerPercent)/100); err == nil {
+		if st, err := limits.FindStragglers(figs, float64(s.bb.Spec.Validation.StragglerPercent)/100); err == nil {
 			mon.Stragglers = st.Nodes
 			// Only the slow nodes are stragglers; with two nodes the median is their mean and
 			// the fast one would be "above" it by the same share, which says nothing.
@@ -228,35 +292,7 @@ points:
 			}
 		}
 	}
-	bb.Status.Limits.Monitoring = mon
-	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{
-		v1alpha1.WarningExceedsLimit: true, v1alpha1.WarningBelowExpectation: true, v1alpha1.WarningStragglers: true,
-	}, warnings)
-
-	if running >= 0 {
-		// Published so far (a budget cut keeps it); the sweep goes on.
-		p := points[running]
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
-			fmt.Sprintf("ideal-workload sweep: point %d of %d (%d node(s) x %d process(es)) running", running+1, len(points), p.m, p.n))
-		return false, nil
-	}
-	msg := fmt.Sprintf("ideal workload over %d point(s)", len(points))
-	if w := sw.Write; w != nil {
-		msg += fmt.Sprintf(": best write %s at %d node(s) x %d process(es), efficiency %.2f", rate(w.BestBytesPerSecond),
-			w.Best.Nodes, w.Best.ProcessesPerNode, float64(w.EfficiencyPerMille)/1000)
-	} else {
-		msg += ": no valid write limit (see warnings)"
-	}
-	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
-		// Software factors next, each against the limit stage 3 found.
-		done, err := r.reconcileWorkloads(ctx, s)
-		if err != nil || !done {
-			return false, err
-		}
-		msg += "; workloads as a share of stage 3: " + workloadSummary(bb.Status.Limits.Workloads)
-	}
-	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
-	return true, nil
+	return mon, warnings
 }
 
 // aggregate is the way fio's "All clients" sums: total bytes over the slowest runtime.
@@ -314,7 +350,7 @@ func reportMessage(msg string) string {
 func (r *BurstBufferReconciler) saveSweep(ctx context.Context, bb *v1alpha1.BurstBuffer, rows []string) (string, error) {
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: bb.Name + "-sweep", Namespace: bb.Namespace, Labels: nodetask.Labels(bb, ComponentSweep),
+			Name: bb.Name + "-sweep", Namespace: bb.Namespace, Labels: nodetask.Labels(bb, nodetask.ComponentSweep),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(bb, v1alpha1.GroupVersion.WithKind("BurstBuffer"))},
 		},
 		Data: map[string]string{"sweep.csv": "nodes,processesPerNode,operation,bytesPerSecond\n" + strings.Join(rows, "\n") + "\n"},

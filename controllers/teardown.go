@@ -66,7 +66,7 @@ func (r *BurstBufferReconciler) stopTasks(ctx context.Context, bb *v1alpha1.Burs
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		comp := p.Labels[nodetask.LabelComponent]
-		if comp == "clean" || (comp == string(staging.Out) && !bb.Spec.Teardown.Hurry) || p.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		if comp == nodetask.ComponentClean || (comp == string(staging.Out) && !bb.Spec.Teardown.Hurry) || p.Spec.RestartPolicy != corev1.RestartPolicyNever {
 			continue
 		}
 		if st, _ := nodetask.StateOf(p); st != nodetask.Running && p.DeletionTimestamp.IsZero() {
@@ -135,7 +135,7 @@ func (r *BurstBufferReconciler) superviseClean(ctx context.Context, s *scope, w 
 			return err
 		}
 		var pod corev1.Pod
-		err := r.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: nodetask.Name(bb, "clean", i)}, &pod)
+		err := r.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: nodetask.Name(bb, nodetask.ComponentClean, i)}, &pod)
 		if apierrors.IsNotFound(err) {
 			continue // the engine creates it
 		} else if err != nil {
@@ -210,7 +210,7 @@ func (r *BurstBufferReconciler) abandon(ctx context.Context, bb *v1alpha1.BurstB
 
 func (r *BurstBufferReconciler) deleteCleanPod(ctx context.Context, bb *v1alpha1.BurstBuffer, i int) error {
 	pod := &corev1.Pod{}
-	pod.Namespace, pod.Name = bb.Namespace, nodetask.Name(bb, "clean", i)
+	pod.Namespace, pod.Name = bb.Namespace, nodetask.Name(bb, nodetask.ComponentClean, i)
 	return client.IgnoreNotFound(r.Delete(ctx, pod, client.GracePeriodSeconds(0)))
 }
 

@@ -34,13 +34,13 @@ func TestTidyKeepsTheNewestFailedPods(t *testing.T) {
 	}
 	var objs []client.Object
 	for i := 0; i < 8; i++ {
-		objs = append(objs, pod(fmt.Sprintf("bb-sweep-%d", i), ComponentSweep, corev1.PodFailed, i))
+		objs = append(objs, pod(fmt.Sprintf("bb-sweep-%d", i), nodetask.ComponentSweep, corev1.PodFailed, i))
 	}
 	objs = append(objs,
-		pod("bb-probe-dev-0", ComponentProbeDevice, corev1.PodSucceeded, 0),
+		pod("bb-probe-dev-0", nodetask.ComponentProbeDevice, corev1.PodSucceeded, 0),
 		pod("bb-prep-0", "prep", corev1.PodSucceeded, 0),
 		pod("bb-copy-in-0", "in", corev1.PodSucceeded, 0),
-		pod("bb-bench-0", ComponentBench, corev1.PodRunning, 0))
+		pod("bb-bench-0", nodetask.ComponentBench, corev1.PodRunning, 0))
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 	r := &BurstBufferReconciler{Client: c}
 	deleted, err := r.tidyMeasuringPods(context.Background(), bb)

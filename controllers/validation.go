@@ -27,9 +27,6 @@ import (
 
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
 
-// ComponentProbeDevice is the component label of device probe pods.
-const ComponentProbeDevice = "probe-dev"
-
 // belowDocumentedShare: a component measured more than 10% under its documented figure is
 // reported (METHOD.md stage 2).
 const belowDocumentedShare = 0.9
@@ -281,19 +278,18 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]nodecache.Figures, reused map[string]bool, pairs []netPair, sb *storageBenchRun) {
 	links := nodeNetwork(pairs)
 	bb := s.bb
-	hw, _ := documentedHardware(bb, s.nodeObjs)
 	comp := &v1alpha1.ComponentLimits{}
 	var warnings []v1alpha1.Warning
 	for _, node := range s.nodes {
 		f := figures[node]
 		t := metav1.NewTime(f.MeasuredTime)
 		nc := v1alpha1.NodeComponents{Name: node, MeasuredTime: &t, Reused: reused[node]}
-		docW, srcW := documentedDevice(bb, s.nodeObj(node), true)
-		docR, srcR := documentedDevice(bb, s.nodeObj(node), false)
+		docW, srcW := hardware.DocumentedDevice(bb, s.nodeObj(node), true)
+		docR, srcR := hardware.DocumentedDevice(bb, s.nodeObj(node), false)
 		nc.DeviceWrite = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docW, MeasuredBytesPerSecond: positive(f.DeviceWriteBytesPerSecond), Source: srcW}
 		nc.DeviceRead = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docR, MeasuredBytesPerSecond: positive(f.DeviceReadBytesPerSecond), Source: srcR}
 		if got, ok := links[node]; ok {
-			doc, src := documentedLink(bb, s.nodeObj(node), node)
+			doc, src := hardware.DocumentedLink(bb, s.nodeObj(node), node)
 			nc.Network = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: doc, MeasuredBytesPerSecond: positive(int64(got)), Source: src}
 		}
 		if c := f.Conditions; c != nil && len(c.OtherPods) > 0 && !reused[node] {
@@ -313,21 +309,10 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 	comp.StorageBench, sbWarnings = r.storageBenchSummary(sb)
 	warnings = append(warnings, sbWarnings...)
 
-	in, err := hardware.FromSpec(hw, hardware.DefaultsFor(bb))
-	if err == nil && len(in.Servers) == len(s.nodes) {
-		for i, node := range s.nodes {
-			f := figures[node]
-			in.Servers[i].Name = node
-			// The probe measured the node's storage as a whole: one "device" per node.
-			in.Servers[i].Devices = 1
-			in.Servers[i].DeviceWrite = limits.Bytes(float64(f.DeviceWriteBytesPerSecond))
-			in.Servers[i].DeviceRead = limits.Bytes(float64(f.DeviceReadBytesPerSecond))
-			if got, ok := links[node]; ok && !in.Local {
-				in.Servers[i].Link = limits.Bytes(got)
-			}
-		}
-		in.Notes = append(in.Notes, "stage 2: device figures measured per node (fio, direct I/O), links by iperf3 between the nodes")
-		if lim, err := limits.Compute(in); err == nil {
+	// The limits recomputed from exactly the figures published above; stage 3 reads them
+	// back from the status (hardware.LimitInput) and so is judged against this limit.
+	if in, err := hardware.LimitInput(bb, s.nodeObjs, comp); err == nil && in.Measured {
+		if lim, err := limits.Compute(in.Hardware); err == nil {
 			w, rd := hardware.OperationLimitToAPI(lim.Write), hardware.OperationLimitToAPI(lim.Read)
 			comp.Write, comp.Read = &w, &rd
 		}
@@ -364,36 +349,6 @@ func belowDocumented(node, component string, c *v1alpha1.ComponentFigure) []v1al
 	}}
 }
 
-// documentedDevice is one node's documented device bandwidth: spec.hardware.devices (x
-// perNode) first, else the node's label.
-func documentedDevice(bb *v1alpha1.BurstBuffer, node *corev1.Node, write bool) (*int64, string) {
-	if d := bb.Spec.Hardware; d != nil && d.Devices != nil {
-		q := d.Devices.ReadBytesPerSecond
-		if write {
-			q = d.Devices.WriteBytesPerSecond
-		}
-		if q != nil {
-			per := int64(d.Devices.PerNode)
-			if per < 1 {
-				per = 1
-			}
-			v := q.Value() * per
-			return &v, v1alpha1.SourceSpec
-		}
-	}
-	key := v1alpha1.LabelDiskReadBytesPerSecond
-	if write {
-		key = v1alpha1.LabelDiskWriteBytesPerSecond
-	}
-	if node != nil {
-		if q, err := resource.ParseQuantity(node.Labels[key]); err == nil && q.Sign() > 0 {
-			v := q.Value()
-			return &v, v1alpha1.SourceLabel
-		}
-	}
-	return nil, v1alpha1.SourceUnknown
-}
-
 // deviceProbePod runs fio on the node's burst buffer directory: write, then read, direct I/O,
 // large blocks, several jobs, sized from free space, files removed afterwards. The agent also
 // reads the device's model from sysfs and, given linkAddress, the speed of the interface that
@@ -410,7 +365,7 @@ func (r *BurstBufferReconciler) deviceProbePod(bb *v1alpha1.BurstBuffer, i int, 
 		args = append(args, "--link-address", linkAddress)
 	}
 	return nodetask.Pod(bb, nodetask.Spec{
-		Component: ComponentProbeDevice, Index: i, Node: node, Image: r.AgentImage,
+		Component: nodetask.ComponentProbeDevice, Index: i, Node: node, Image: r.AgentImage,
 		Args: args, DeadlineSeconds: 300, MountStorage: true, HostNetwork: linkAddress != "",
 	})
 }

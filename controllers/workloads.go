@@ -13,9 +13,6 @@ import (
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
-// ComponentBench is the component label of workload benchmark pods.
-const ComponentBench = "bench"
-
 // workloadKinds are the software factors the standard profile measures after stage 3, each
 // as a share of the limit found below it (METHOD.md): shared-file N-1, small random I/O,
 // metadata.
@@ -39,7 +36,7 @@ func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope
 		var reports []bench.Report
 		for i, node := range s.nodes {
 			pod := nodetask.Pod(bb, nodetask.Spec{
-				Component: ComponentBench, Index: k*1000 + i, Node: node, Image: r.AgentImage,
+				Component: nodetask.ComponentBench, Index: k*1000 + i, Node: node, Image: r.AgentImage,
 				Args: []string{"workload", "--kind", w.kind, "--dir", nodetask.FileSystemMount,
 					"--procs", fmt.Sprint(procs), "--runtime", "5s", "--timeout", "3m"},
 				DeadlineSeconds: 300, MountFileSystem: true,

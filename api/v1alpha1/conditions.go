@@ -15,9 +15,6 @@ const (
 	// LabelBurstBuffer names the burst buffer a workload pod uses (the default workload
 	// selector) and marks the operator's own children.
 	LabelBurstBuffer = "beeburst.io/burst-buffer"
-	// LabelNodePrefix + <namespace>.<name> is set on the nodes carrying a burst buffer, so
-	// workloads can use node affinity.
-	LabelNodePrefix = "bb.beeburst.io/"
 
 	// Documented hardware figures of a node (stage 1), e.g. set by the testbed or by an
 	// administrator. Values are quantities: "1G" bits/s, "300M" bytes/s. The encoding label
@@ -55,7 +52,6 @@ const (
 	ReasonInvalidHardware    = "InvalidHardware"
 	ReasonProvisioning       = "Provisioning"
 	ReasonProvisioned        = "Provisioned"
-	ReasonNotImplemented     = "NotImplemented"
 	// ReasonPrepareFailed: the local engine could not create the burst buffer's directory
 	// on a node (spec.storage.path missing, no permission).
 	ReasonPrepareFailed       = "PrepareFailed"
@@ -76,7 +72,6 @@ const (
 	ReasonReady               = "Ready"
 	ReasonNotReady            = "NotReady"
 	ReasonDeleting            = "Deleting"
-	ReasonWaitingForStageOut  = "WaitingForStageOut"
 
 	// ReasonQueuedForNode: a node of the burst buffer is being measured by another burst
 	// buffer; at most one measures a node at a time, and this one waits its turn (the message
@@ -108,7 +103,6 @@ const (
 	ReasonServicesNotReady   = "ServicesNotReady"
 	ReasonStripingFailed     = "StripingFailed"
 	ReasonMounting           = "Mounting"
-	ReasonWaitingForServices = "WaitingForServices"
 
 	// ReasonMachineUUIDMissing: a node has no machine UUID (DMI product_uuid), without which
 	// BeeGFS 8 metadata and storage servers refuse to register.
@@ -178,7 +172,6 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonInvalidHardware:       ReasonKindDegraded,
 	ReasonProvisioning:          ReasonKindProgress,
 	ReasonProvisioned:           ReasonKindProgress,
-	ReasonNotImplemented:        ReasonKindTerminal,
 	ReasonPrepareFailed:         ReasonKindTerminal,
 	ReasonProbing:               ReasonKindProgress,
 	ReasonMeasured:              ReasonKindProgress,
@@ -197,7 +190,6 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonReady:                 ReasonKindProgress,
 	ReasonNotReady:              ReasonKindProgress,
 	ReasonDeleting:              ReasonKindProgress,
-	ReasonWaitingForStageOut:    ReasonKindProgress,
 	ReasonQueuedForNode:         ReasonKindProgress,
 	ReasonClaimNotFound:         ReasonKindAttention,
 	ReasonSecretNotFound:        ReasonKindAttention,
@@ -211,7 +203,6 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonServicesNotReady:      ReasonKindAttention,
 	ReasonStripingFailed:        ReasonKindAttention,
 	ReasonMounting:              ReasonKindProgress,
-	ReasonWaitingForServices:    ReasonKindProgress,
 	ReasonMachineUUIDMissing:    ReasonKindTerminal,
 	ReasonLicenseRequired:       ReasonKindTerminal,
 	ReasonLicenseSecretMissing:  ReasonKindAttention,
@@ -229,12 +220,6 @@ var reasonKinds = map[string]ReasonKind{
 // KindOf is the kind of a reason; an undeclared reason counts as Progress (and fails the
 // api tests before it can ship).
 func KindOf(reason string) ReasonKind { return reasonKinds[reason] }
-
-// IsDeclaredReason says whether reason is declared above.
-func IsDeclaredReason(reason string) bool {
-	_, ok := reasonKinds[reason]
-	return ok
-}
 
 // ReasonsOfKind lists the declared reasons of a kind, sorted.
 func ReasonsOfKind(k ReasonKind) []string {

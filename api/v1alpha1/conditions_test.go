@@ -90,3 +90,9 @@ func TestTerminalReasons(t *testing.T) {
 		t.Error("ReasonsOfKind/KindOf")
 	}
 }
+
+// IsDeclaredReason says whether reason is declared above.
+func IsDeclaredReason(reason string) bool {
+	_, ok := reasonKinds[reason]
+	return ok
+}

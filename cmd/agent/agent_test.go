@@ -548,3 +548,11 @@ func TestStageS3(t *testing.T) {
 		t.Errorf("s3 to s3: exit %d, want %d", code, exitUsage)
 	}
 }
+
+func atoiDefault(s string, d int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return d
+	}
+	return n
+}

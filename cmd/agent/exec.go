@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -258,14 +257,6 @@ func runFio(ctx context.Context, jobDir string, plan bench.FioPlan, clients []st
 		return nil, err
 	}
 	return p, nil
-}
-
-func atoiDefault(s string, d int) int {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return d
-	}
-	return n
 }
 
 var errUsage = errors.New("usage")

@@ -23,6 +23,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/golden"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 func toYAML(t *testing.T, objs ...any) []byte {
@@ -295,7 +296,7 @@ func TestPrivileges(t *testing.T) {
 		c := p.Spec.Containers[0]
 		sc := c.SecurityContext
 		privileged := sc != nil && sc.Privileged != nil && *sc.Privileged
-		if p.Labels["app.kubernetes.io/component"] == ComponentClient {
+		if p.Labels["app.kubernetes.io/component"] == nodetask.ComponentClient {
 			if !privileged || *c.VolumeMounts[len(c.VolumeMounts)-1].MountPropagation != corev1.MountPropagationBidirectional {
 				t.Errorf("%s: the client must be privileged with Bidirectional propagation", p.Name)
 			}
@@ -330,7 +331,7 @@ func TestPodsAreOwnedPinnedAndUniquelyNamed(t *testing.T) {
 		if p.Labels[v1alpha1.LabelBurstBuffer] != "scratch" || p.Labels["app.kubernetes.io/managed-by"] != "beeburst-operator" {
 			t.Errorf("%s: the operator's pod cache selects on %s, the workload controller skips managed-by=beeburst-operator", p.Name, v1alpha1.LabelBurstBuffer)
 		}
-		long := comp == ComponentMgmtd || comp == ComponentMeta || comp == ComponentStorage || comp == ComponentClient
+		long := comp == nodetask.ComponentMgmtd || comp == nodetask.ComponentMeta || comp == nodetask.ComponentStorage || comp == nodetask.ComponentClient
 		if long != (p.Spec.RestartPolicy == corev1.RestartPolicyAlways) {
 			t.Errorf("%s: services and clients restart in place, tasks never", p.Name)
 		}
@@ -458,7 +459,7 @@ func TestLicenseSecretIsMountedIntoMgmtdOnly(t *testing.T) {
 				has = true
 			}
 		}
-		if has != (p.Labels["app.kubernetes.io/component"] == ComponentMgmtd) {
+		if has != (p.Labels["app.kubernetes.io/component"] == nodetask.ComponentMgmtd) {
 			t.Errorf("%s: licence volume %v", p.Name, has)
 		}
 	}

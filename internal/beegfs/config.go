@@ -5,10 +5,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
-
-// ComponentConfig labels the instance's ConfigMap.
-const ComponentConfig = "config"
 
 // ConfigMapName is the ConfigMap of bb's BeeGFS instance.
 func ConfigMapName(bb *v1alpha1.BurstBuffer) string { return bb.Name + "-beegfs" }
@@ -28,7 +26,7 @@ func (in Instance) ConfigMap() *corev1.ConfigMap {
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: ConfigMapName(in.BB), Namespace: in.BB.Namespace,
-			Labels:          serviceLabels(in.BB, ComponentConfig),
+			Labels:          serviceLabels(in.BB, nodetask.ComponentConfig),
 			OwnerReferences: ownerRefs(in.BB),
 		},
 		Immutable: ptr(true),

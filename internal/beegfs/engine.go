@@ -258,13 +258,13 @@ func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Resul
 		msg := fmt.Sprintf("the BeeGFS client kernel module is not loaded on %d of %d node(s): %s; install the BeeGFS 8 client (beegfs-client package / DKMS) on these nodes, or create the burst buffer with spec.engine: local",
 			len(missing), len(in.Nodes), strings.Join(missing, ", "))
 		setCondition(in.BB, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonClientModuleMissing, msg)
-		*res = engine.Result{Reason: v1alpha1.ReasonClientModuleMissing, Message: msg, FailedNodes: missing, Prepared: res.Prepared}
+		*res = engine.Result{Reason: v1alpha1.ReasonClientModuleMissing, Message: msg, Prepared: res.Prepared}
 		return false, nil
 	case len(noUUID) > 0:
 		sort.Strings(noUUID)
 		msg := fmt.Sprintf("%d of %d node(s) have no machine UUID (DMI product_uuid): %s; BeeGFS 8 metadata and storage servers refuse to register without one (\"Couldn't determine UUID for machine\"), and every node runs a storage server. Real servers and cloud VMs have one (a virtual machine needs an SMBIOS UUID, e.g. QEMU -uuid); choose other nodes or use spec.engine: local",
 			len(noUUID), len(in.Nodes), strings.Join(noUUID, ", "))
-		*res = engine.Result{Reason: v1alpha1.ReasonMachineUUIDMissing, Message: msg, FailedNodes: noUUID, Prepared: res.Prepared}
+		*res = engine.Result{Reason: v1alpha1.ReasonMachineUUIDMissing, Message: msg, Prepared: res.Prepared}
 		return false, nil
 	case len(broken) > 0:
 		sort.Strings(broken)
@@ -522,14 +522,14 @@ func (e Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []
 	place := PlacementFor(bb, nodes)
 	var clients, services []string
 	for i := range place.Clients {
-		clients = append(clients, nodetask.Name(bb, ComponentClient, i))
+		clients = append(clients, nodetask.Name(bb, nodetask.ComponentClient, i))
 	}
-	services = append(services, nodetask.Name(bb, ComponentMgmtd, 0))
+	services = append(services, nodetask.Name(bb, nodetask.ComponentMgmtd, 0))
 	for i := range place.Meta {
-		services = append(services, nodetask.Name(bb, ComponentMeta, i))
+		services = append(services, nodetask.Name(bb, nodetask.ComponentMeta, i))
 	}
 	for i := range place.Storage {
-		services = append(services, nodetask.Name(bb, ComponentStorage, i))
+		services = append(services, nodetask.Name(bb, nodetask.ComponentStorage, i))
 	}
 	for _, stage := range [][]string{clients, services} {
 		gone, err := e.deletePods(ctx, bb.Namespace, stage)

@@ -3,7 +3,6 @@ package beegfs
 import (
 	"fmt"
 	"path"
-	"sort"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -129,7 +128,6 @@ func StorageNodeID(i int) int      { return i + 1 }
 func StorageTargetID(i, t int) int { return i*16 + t + 1 }
 func MetaAlias(i int) string       { return fmt.Sprintf("meta_%d", MetaNodeID(i)) }
 func StorageAlias(i int) string    { return fmt.Sprintf("storage_%d", StorageNodeID(i)) }
-func TargetAlias(i, t int) string  { return fmt.Sprintf("target_%d", StorageTargetID(i, t)) }
 
 // Directories. Everything of a burst buffer lives below nodetask.DataDir
 // (<storage path>/beeburst/<namespace>.<name>), so `agent dir remove` of that one directory
@@ -196,10 +194,4 @@ func Shares(a, b []string) bool {
 		}
 	}
 	return false
-}
-
-func sortedCopy(s []string) []string {
-	c := append([]string(nil), s...)
-	sort.Strings(c)
-	return c
 }

@@ -10,20 +10,6 @@ import (
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
-// Components (app.kubernetes.io/component) of the engine's pods.
-const (
-	ComponentModuleCheck = "modcheck"
-	ComponentMgmtd       = "mgmtd"
-	ComponentMeta        = "meta"
-	ComponentStorage     = "storage"
-	ComponentReady       = "ready"
-	ComponentStripe      = "stripe"
-	ComponentClient      = "client"
-	// ComponentClean is the local engine's name for directory removal, which the controller
-	// does not wait for before teardown (it is teardown).
-	ComponentClean = "clean"
-)
-
 // ModuleMissingPrefix and MachineUUIDMissingPrefix start the message of `agent check-module`
 // when the module, or the machine UUID, is absent (cmd/agent/module.go; a test there keeps
 // them equal).
@@ -38,7 +24,7 @@ const (
 // container show the host's.
 func (in Instance) ModuleCheckPod(index int, node string) *corev1.Pod {
 	return nodetask.Pod(in.BB, nodetask.Spec{
-		Component: ComponentModuleCheck, Index: index, Node: node, Image: in.AgentImage,
+		Component: nodetask.ComponentModuleCheck, Index: index, Node: node, Image: in.AgentImage,
 		Args: []string{"check-module", "--name", "beegfs", "--machine-uuid"}, DeadlineSeconds: 60,
 	})
 }
@@ -46,7 +32,7 @@ func (in Instance) ModuleCheckPod(index int, node string) *corev1.Pod {
 // CleanPod removes the burst buffer's directory (all targets) on one node.
 func (in Instance) CleanPod(index int, node string) *corev1.Pod {
 	return nodetask.Pod(in.BB, nodetask.Spec{
-		Component: ComponentClean, Index: index, Node: node, Image: in.AgentImage,
+		Component: nodetask.ComponentClean, Index: index, Node: node, Image: in.AgentImage,
 		Args:            []string{"dir", "remove", "--path", nodetask.InHost(in.BB, nodetask.DataDir(in.BB))},
 		DeadlineSeconds: 600, MountStorage: true,
 	})
@@ -55,7 +41,7 @@ func (in Instance) CleanPod(index int, node string) *corev1.Pod {
 // MgmtdPod runs the management service on the first node.
 func (in Instance) MgmtdPod(node string) *corev1.Pod {
 	p := in.Ports()
-	pod := in.servicePod(ComponentMgmtd, 0, node, in.Images.Mgmtd, in.MgmtdArgs(),
+	pod := in.servicePod(nodetask.ComponentMgmtd, 0, node, in.Images.Mgmtd, in.MgmtdArgs(),
 		[]corev1.EnvVar{{Name: "beegfs_setup_1", Value: in.MgmtdSetup()}},
 		[]corev1.ContainerPort{
 			{Name: "beemsg-tcp", ContainerPort: p.Mgmtd, HostPort: p.Mgmtd, Protocol: corev1.ProtocolTCP},
@@ -79,7 +65,7 @@ func (in Instance) MgmtdPod(node string) *corev1.Pod {
 // MetaPod runs a metadata service on the i-th node.
 func (in Instance) MetaPod(i int, node string) *corev1.Pod {
 	p := in.Ports()
-	return in.servicePod(ComponentMeta, i, node, in.Images.Meta, in.MetaArgs(node),
+	return in.servicePod(nodetask.ComponentMeta, i, node, in.Images.Meta, in.MetaArgs(node),
 		[]corev1.EnvVar{{Name: "beegfs_setup_1", Value: in.MetaSetup(i)}},
 		[]corev1.ContainerPort{
 			{Name: "beemsg-tcp", ContainerPort: p.Meta, HostPort: p.Meta, Protocol: corev1.ProtocolTCP},
@@ -94,7 +80,7 @@ func (in Instance) StoragePod(i int, node string) *corev1.Pod {
 	for t, s := range in.StorageSetups(i) {
 		env = append(env, corev1.EnvVar{Name: fmt.Sprintf("beegfs_setup_%d", t+1), Value: s})
 	}
-	return in.servicePod(ComponentStorage, i, node, in.Images.Storage, in.StorageArgs(node), env,
+	return in.servicePod(nodetask.ComponentStorage, i, node, in.Images.Storage, in.StorageArgs(node), env,
 		[]corev1.ContainerPort{
 			{Name: "beemsg-tcp", ContainerPort: p.Storage, HostPort: p.Storage, Protocol: corev1.ProtocolTCP},
 			{Name: "beemsg-udp", ContainerPort: p.Storage, HostPort: p.Storage, Protocol: corev1.ProtocolUDP},
@@ -151,7 +137,7 @@ func (in Instance) servicePod(component string, index int, node, image string, a
 // privileged containers) so that workload pods on the node see it through a hostPath.
 func (in Instance) ClientPod(i int, node string) *corev1.Pod {
 	p := in.Ports()
-	pod := in.basePod(ComponentClient, i, node)
+	pod := in.basePod(nodetask.ComponentClient, i, node)
 	pod.Spec.RestartPolicy = corev1.RestartPolicyAlways
 	// Time for the unmount on SIGTERM, before the kubelet kills the container.
 	pod.Spec.TerminationGracePeriodSeconds = ptr(int64(60))
@@ -186,12 +172,12 @@ func (in Instance) ClientPod(i int, node string) *corev1.Pod {
 
 // ReadyPod waits, from the management node, until mgmtd reports all targets online.
 func (in Instance) ReadyPod() *corev1.Pod {
-	return in.cliTask(ComponentReady, in.ReadyScript(240), 300)
+	return in.cliTask(nodetask.ComponentReady, in.ReadyScript(240), 300)
 }
 
 // StripePod sets the root directory's stripe pattern.
 func (in Instance) StripePod() *corev1.Pod {
-	return in.cliTask(ComponentStripe, in.StripeScript(), 120)
+	return in.cliTask(nodetask.ComponentStripe, in.StripeScript(), 120)
 }
 
 // cliTask is a one-shot pod with the beegfs CLI, on the management node, in the host network

@@ -36,9 +36,6 @@ import (
 // (errors are only in the "Overall Benchmark Status" counts and the per-node status table), so
 // the parser checks those.
 
-// ComponentStorageBench is the component of the StorageBench task pod.
-const ComponentStorageBench = "storagebench"
-
 // StorageBenchPlan is one StorageBench run: every target is written by TasksPerTarget streams,
 // each to its own file of SizePerTask bytes in BlockSize requests, then read back the same way.
 type StorageBenchPlan struct {
@@ -81,7 +78,7 @@ func StorageBenchPlanFor(targetsPerNode int, fastestWrite, leastFree int64, seco
 
 // StorageBenchPod runs StorageBench from the management node, like the readiness check.
 func (in Instance) StorageBenchPod(p StorageBenchPlan) *corev1.Pod {
-	pod := in.cliTask(ComponentStorageBench, in.StorageBenchScript(p), 900)
+	pod := in.cliTask(nodetask.ComponentStorageBench, in.StorageBenchScript(p), 900)
 	// Time for `benchmark stop` and `cleanup` when the pod is stopped (validation budget cut,
 	// deletion): stopping the pod does not stop the benchmark on the storage servers.
 	pod.Spec.TerminationGracePeriodSeconds = ptr(int64(60))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -219,13 +218,4 @@ func count(tool, what string, v float64) (int64, error) {
 		return 0, perr(tool, "%s %g is not a count from 0 to %d", what, v, int64(math.MaxInt64))
 	}
 	return int64(v), nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -51,23 +51,6 @@ func writeKV(b *strings.Builder, kv KV) {
 	fmt.Fprintf(b, "%s=%s\n", kv.K, kv.V)
 }
 
-// Get returns the value of option k (job options over global), or "".
-func (p FioPlan) Get(k string) string {
-	for _, j := range p.Jobs {
-		for _, kv := range j.Options {
-			if kv.K == k {
-				return kv.V
-			}
-		}
-	}
-	for _, kv := range p.Global {
-		if kv.K == k {
-			return kv.V
-		}
-	}
-	return ""
-}
-
 // SeqOptions shape a sequential or random data run: Procs processes, each on its own file
 // of Size bytes in Dir (fio writes and reads its files as <name>.<job>.0; in client mode fio
 // prefixes them with the client's address).

@@ -137,3 +137,20 @@ func TestIORAndMdtestArgs(t *testing.T) {
 		t.Errorf("mdtest %q", a)
 	}
 }
+
+// Get returns the value of option k (job options over global), or "".
+func (p FioPlan) Get(k string) string {
+	for _, j := range p.Jobs {
+		for _, kv := range j.Options {
+			if kv.K == k {
+				return kv.V
+			}
+		}
+	}
+	for _, kv := range p.Global {
+		if kv.K == k {
+			return kv.V
+		}
+	}
+	return ""
+}

@@ -22,8 +22,6 @@ type Result struct {
 	Prepared map[string]bool
 	// Mount says how workload pods reach the file system, when Ready.
 	Mount *v1alpha1.MountStatus
-	// FailedNodes names nodes whose part failed, for messages and events.
-	FailedNodes []string
 	// RequeueAfter asks for another visit after this long when no watched object will bring
 	// one (e.g. waiting for a user's Secret, which the operator does not cache). Zero: none.
 	RequeueAfter time.Duration

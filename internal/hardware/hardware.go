@@ -40,11 +40,6 @@ func DefaultsFor(bb *v1alpha1.BurstBuffer) Defaults {
 	return d
 }
 
-// FromBurstBuffer is FromSpec(bb.Spec.Hardware, DefaultsFor(bb)).
-func FromBurstBuffer(bb *v1alpha1.BurstBuffer) (limits.Hardware, error) {
-	return FromSpec(bb.Spec.Hardware, DefaultsFor(bb))
-}
-
 // FromSpec turns the hardware block into the limits engine's per-node input. hw may be nil
 // (nothing documented). Errors name the offending field below "hardware.".
 func FromSpec(hw *v1alpha1.HardwareSpec, d Defaults) (limits.Hardware, error) {

@@ -182,7 +182,7 @@ func TestDefaultsFor(t *testing.T) {
 	}
 	bb := &v1alpha1.BurstBuffer{Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 3},
 		Hardware: &v1alpha1.HardwareSpec{Devices: &v1alpha1.DevicesHardware{WriteBytesPerSecond: q("1G"), ReadBytesPerSecond: q("2G")}}}}
-	h, err := FromBurstBuffer(bb)
+	h, err := FromSpec(bb.Spec.Hardware, DefaultsFor(bb))
 	if err != nil {
 		t.Fatal(err)
 	}

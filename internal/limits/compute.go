@@ -63,7 +63,8 @@ type OperationLimit struct {
 	// PerProcess is C = client link / processes per node.
 	PerProcess Figure `json:"perProcessBytesPerSecond"`
 	// ParallelismLimit is P = min(Bs, Bnet, Bd) / C (6), in processes, rounded up; nil when
-	// it does not apply (no network term).
+	// it does not apply (no network term). Co-located, a process's channel is C x Ns/(Ns-1),
+	// as in Bc, so that P never exceeds the processes that exist when the links limit.
 	ParallelismLimit *int64 `json:"parallelismLimit"`
 }
 
@@ -206,11 +207,10 @@ func computeOp(h Hardware, op Operation) (OperationLimit, error) {
 	// puts (Ns-1)/Ns of it on its link outbound and receives as much from the others
 	// inbound; links are full duplex, so each direction only has to carry (Ns-1)/Ns of the
 	// client traffic, and every network-borne term allows Ns/(Ns-1) times its raw rate.
-	share := 1.0
+	share := networkShare(h)
 	shareText := ""
 	head := ""
 	if h.Colocated {
-		share = float64(ns) / float64(ns-1)
 		shareText = fmt.Sprintf(" x %d/%d", ns, ns-1)
 		head = fmt.Sprintf("co-located: clients and servers are the same Ns = %d nodes; with data striped evenly, (Ns-1)/Ns = %d/%d of each node's client data crosses the network and 1/%d stays on its own devices; links are full duplex, so each link carries %d/%d of its node's client traffic in each direction and the network terms are multiplied by Ns/(Ns-1) = %d/%d",
 			ns, ns-1, ns, ns, ns-1, ns, ns, ns-1)
@@ -294,19 +294,34 @@ func computeOp(h Hardware, op Operation) (OperationLimit, error) {
 	}
 	limitLine := fmt.Sprintf("limit = min(%s) = %s = %s (%s)", syms, best.sym, ol.Limit, ol.Bottleneck)
 
-	// (6) P = min(Bs, Bnet, Bd) / C: processes it takes to saturate the system.
+	// (6) P = min(Bs, Bnet, Bd) / C: processes it takes to saturate the system. Co-located,
+	// a process moves C x Ns/(Ns-1) of client data for C on its link, as in Bc.
 	sat := minFigure(ol.Servers, ol.Network, ol.Devices)
-	p := ceilCount(sat.v / c)
+	p := ceilCount(sat.v / (c * share))
 	ol.ParallelismLimit = &p
 	pSyms := "Bs, Bnet, Bd"
 	if !bd.Known() {
 		pSyms = "Bs, Bnet"
 	}
-	terms = append(terms, fmt.Sprintf("P = min(%s) / C = %s / %s = %d processes (%s client nodes at %d per node)",
-		pSyms, sat, FormatBytesPerSecond(c), p, formatCount(sat.v/lc), n))
+	if h.Colocated {
+		terms = append(terms, fmt.Sprintf("P = min(%s) / (C x Ns/(Ns-1)) = %s / (%s%s) = %d processes (%s client nodes at %d per node)",
+			pSyms, sat, FormatBytesPerSecond(c), shareText, p, formatCount(sat.v/(lc*share)), n))
+	} else {
+		terms = append(terms, fmt.Sprintf("P = min(%s) / C = %s / %s = %d processes (%s client nodes at %d per node)",
+			pSyms, sat, FormatBytesPerSecond(c), p, formatCount(sat.v/lc), n))
+	}
 
 	ol.Formula = join(head, append([]string{limitLine}, terms...), h.Notes)
 	return ol, nil
+}
+
+// networkShare is the client data per byte on a link: Ns/(Ns-1) co-located on Ns > 1 nodes
+// (1/Ns of each client's data stays on its own node, and links are full duplex), else 1.
+func networkShare(h Hardware) float64 {
+	if ns := len(h.Servers); h.Colocated && ns > 1 {
+		return float64(ns) / float64(ns-1)
+	}
+	return 1
 }
 
 // less is a < b beyond rounding noise, so that equal terms computed two ways tie.

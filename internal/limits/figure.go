@@ -151,45 +151,70 @@ func EfficiencyPerMille(eta float64) int32 {
 	return int32(pm)
 }
 
+// The byte formatters. Every byte count and rate the operator writes for humans goes
+// through formatScaled: decimal prefixes for bandwidths and transferred bytes, binary ones
+// for capacities (as Kubernetes quantities write them).
+
 // FormatBytesPerSecond is a decimal bandwidth for humans with up to three decimals:
 // "60.606 GB/s", "378.788 MB/s", "12 GB/s".
 func FormatBytesPerSecond(v float64) string {
-	return formatSI(v, 3, "B/s")
+	return formatScaled(v, decimalScales, 3, 3, 3, true, "B/s")
 }
 
 // FormatBytesPerSecondFixed is like FormatBytesPerSecond with exactly decimals decimals,
 // e.g. "1.20 GB/s" for printer columns.
 func FormatBytesPerSecondFixed(v float64, decimals int) string {
-	value, prefix := scaleSI(v)
-	return strconv.FormatFloat(value, 'f', decimals, 64) + " " + prefix + "B/s"
+	return formatScaled(v, decimalScales, 3, decimals, decimals, false, "B/s")
 }
 
 // FormatBitsPerSecond is a signalling rate for humans: "100 Gbit/s", "12.5 Gbit/s".
 func FormatBitsPerSecond(v float64) string {
-	return formatSI(v, 3, "bit/s")
+	return formatScaled(v, decimalScales, 3, 3, 3, true, "bit/s")
 }
 
-func scaleSI(v float64) (float64, string) {
-	units := []struct {
-		scale  float64
-		prefix string
-	}{{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}
-	a := math.Abs(v)
-	for _, u := range units {
-		// Round first so that 999.9996e9 prints as 1 TB/s, not 1000 GB/s.
-		if math.Round(a/u.scale*1000)/1000 >= 1 {
-			return v / u.scale, u.prefix
-		}
-	}
-	return v, ""
+// FormatBytes is an amount of data moved, with one decimal and a decimal prefix: "4.0 MB",
+// "2.5 GB"; whole bytes below 1 kB ("512 B").
+func FormatBytes(v float64) string {
+	return formatScaled(v, decimalScales, 12, 1, 0, false, "B")
 }
 
-func formatSI(v float64, decimals int, unit string) string {
+// FormatCapacity is a capacity in binary units with up to two decimals, as Kubernetes
+// quantities write them: "3.5 GiB", "1 TiB", "512 B".
+func FormatCapacity(v float64) string {
+	return formatScaled(v, binaryScales, 2, 2, 0, true, "B")
+}
+
+type unitScale struct {
+	factor float64
+	prefix string
+}
+
+var (
+	decimalScales = []unitScale{{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}
+	binaryScales  = []unitScale{{1 << 60, "Ei"}, {1 << 50, "Pi"}, {1 << 40, "Ti"}, {1 << 30, "Gi"}, {1 << 20, "Mi"}, {1 << 10, "Ki"}}
+)
+
+// formatScaled writes v in the largest of scales that leaves at least 1 once rounded to
+// roundDecimals (so that 999.9996e9 prints as 1 TB/s, not 1000 GB/s), with decimals
+// decimals (bareDecimals in the bare unit, when no scale fits), trailing zeros trimmed when
+// trim is set.
+func formatScaled(v float64, scales []unitScale, roundDecimals, decimals, bareDecimals int, trim bool, unit string) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "invalid"
 	}
-	value, prefix := scaleSI(v)
-	return trimZeros(strconv.FormatFloat(value, 'f', decimals, 64)) + " " + prefix + unit
+	value, prefix, d := v, "", bareDecimals
+	a, r := math.Abs(v), math.Pow10(roundDecimals)
+	for _, u := range scales {
+		if math.Round(a/u.factor*r)/r >= 1 {
+			value, prefix, d = v/u.factor, u.prefix, decimals
+			break
+		}
+	}
+	s := strconv.FormatFloat(value, 'f', d, 64)
+	if trim {
+		s = trimZeros(s)
+	}
+	return s + " " + prefix + unit
 }
 
 func trimZeros(s string) string {

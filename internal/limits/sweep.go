@@ -95,7 +95,8 @@ type SweepResult struct {
 	// Limit is the limit eta was computed against.
 	Limit Figure `json:"limitBytesPerSecond"`
 	// ParallelismLimit is P = min(Bs, Bnet, Bd) / C (6) with C = client link / the plateau's
-	// processes per node, to compare with the plateau's M x N; nil without a network term.
+	// processes per node (x Ns/(Ns-1) co-located, as in Bc), to compare with the plateau's
+	// M x N; nil without a network term.
 	ParallelismLimit *int64 `json:"parallelismLimit"`
 	// Points is the number of measured points of this operation.
 	Points int `json:"points"`
@@ -213,7 +214,7 @@ func analyzeOp(h Hardware, ol OperationLimit, op Operation, pts []Point, share, 
 	if ol.PerProcess.Known() {
 		sat := minFigure(ol.Servers, ol.Network, ol.Devices)
 		if sat.Known() {
-			c := h.Clients.Link.v / float64(plateau.ProcessesPerNode)
+			c := h.Clients.Link.v / float64(plateau.ProcessesPerNode) * networkShare(h)
 			p := ceilCount(sat.v / c)
 			res.ParallelismLimit = &p
 		}

@@ -84,10 +84,10 @@ func (p *planner) fill(d *Decision, set []resolved) {
 		c := &Capacity{Target: p.t.Capacity, Predicted: capacityOf(set)}
 		c.Meets = c.Predicted >= c.Target
 		if c.Predicted > 0 {
-			c.Message = fmt.Sprintf("capacity: %s over %s, %s against %s asked", FormatBytes(c.Predicted), plural(len(set), "node"),
-				percent(c.Predicted/c.Target), FormatBytes(c.Target))
+			c.Message = fmt.Sprintf("capacity: %s over %s, %s against %s asked", limits.FormatCapacity(c.Predicted), plural(len(set), "node"),
+				percent(c.Predicted/c.Target), limits.FormatCapacity(c.Target))
 		} else {
-			c.Message = fmt.Sprintf("capacity: unknown for %s asked (a node's free space is known nowhere)", FormatBytes(c.Target))
+			c.Message = fmt.Sprintf("capacity: unknown for %s asked (a node's free space is known nowhere)", limits.FormatCapacity(c.Target))
 		}
 		d.Capacity = c
 	}
@@ -310,7 +310,7 @@ func (p *planner) stepText(st Step) string {
 		parts = append(parts, fmt.Sprintf("%s %s", f, op))
 	}
 	if p.t.Capacity > 0 {
-		parts = append(parts, FormatBytes(st.Capacity))
+		parts = append(parts, limits.FormatCapacity(st.Capacity))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -326,7 +326,7 @@ func (p *planner) shortfallText(d Decision) string {
 		if d.Cause == CauseNodeCapacity {
 			what = "nodes' space"
 			if p.req.CapacityPerNode > 0 {
-				what += fmt.Sprintf(" (at most storage.capacityPerNode %s each: raising it may do instead)", FormatBytes(p.req.CapacityPerNode))
+				what += fmt.Sprintf(" (at most storage.capacityPerNode %s each: raising it may do instead)", limits.FormatCapacity(p.req.CapacityPerNode))
 			}
 		}
 		return fmt.Sprintf("Too few %s: %d more like %s (%d in all) would meet it, by the same model.", what, d.MoreNodes, d.MoreLike, d.Count+d.MoreNodes)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/beeburst/beeburst/internal/limits"
@@ -161,47 +160,13 @@ func (e Evidence) describe(now time.Time, bytes bool) string {
 	}
 	v := limits.FormatBytesPerSecond(e.Value)
 	if bytes {
-		v = FormatBytes(e.Value)
+		v = limits.FormatCapacity(e.Value)
 	}
 	switch e.Source {
 	case SourceMeasured, SourceMeasuredStale:
 		return fmt.Sprintf("%s (%s %s)", v, e.Source, ago(e.MeasuredTime, now))
 	}
 	return fmt.Sprintf("%s (%s)", v, e.Source)
-}
-
-// FormatBytes is a capacity for humans in binary units, as Kubernetes quantities write them:
-// "3.5 GiB", "1 TiB".
-func FormatBytes(v float64) string {
-	units := []struct {
-		scale  float64
-		prefix string
-	}{{1 << 60, "Ei"}, {1 << 50, "Pi"}, {1 << 40, "Ti"}, {1 << 30, "Gi"}, {1 << 20, "Mi"}, {1 << 10, "Ki"}}
-	for _, u := range units {
-		if math.Round(v/u.scale*100)/100 >= 1 {
-			return trim(strconv.FormatFloat(v/u.scale, 'f', 2, 64)) + " " + u.prefix + "B"
-		}
-	}
-	return trim(strconv.FormatFloat(v, 'f', 0, 64)) + " B"
-}
-
-func trim(s string) string {
-	for len(s) > 0 && s[len(s)-1] == '0' && containsDot(s) {
-		s = s[:len(s)-1]
-	}
-	if len(s) > 0 && s[len(s)-1] == '.' {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
-func containsDot(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '.' {
-			return true
-		}
-	}
-	return false
 }
 
 // percent is a ratio - 1 as a signed whole percent: 1.2 -> "+20%", 0.7 -> "-30%".

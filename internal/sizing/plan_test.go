@@ -399,8 +399,8 @@ func TestBest(t *testing.T) {
 
 func TestFormat(t *testing.T) {
 	for in, want := range map[float64]string{512: "512 B", 1 << 30: "1 GiB", 7461 << 20: "7.29 GiB", 1.5 * (1 << 40): "1.5 TiB"} {
-		if got := FormatBytes(in); got != want {
-			t.Errorf("FormatBytes(%g) = %q, want %q", in, got, want)
+		if got := limits.FormatCapacity(in); got != want {
+			t.Errorf("limits.FormatCapacity(%g) = %q, want %q", in, got, want)
 		}
 	}
 	for in, want := range map[time.Duration]string{time.Hour: "1h", 90 * time.Second: "1m30s", 150 * time.Minute: "2h30m", 0: "0s"} {

@@ -134,7 +134,7 @@ func WriteDecision(w io.Writer, title string, d Decision, now time.Time) error {
 			if d.Target.Capacity > 0 {
 				c := "unknown"
 				if st.Capacity > 0 {
-					c = FormatBytes(st.Capacity)
+					c = limits.FormatCapacity(st.Capacity)
 				}
 				cells = append(cells, c)
 			}
@@ -203,7 +203,7 @@ func targetText(t Target) string {
 		parts = append(parts, fmt.Sprintf("%s %s", op, limits.FormatBytesPerSecond(t.Bandwidth(op))))
 	}
 	if t.Capacity > 0 {
-		parts = append(parts, "capacity "+FormatBytes(t.Capacity))
+		parts = append(parts, "capacity "+limits.FormatCapacity(t.Capacity))
 	}
 	if t.MetadataOps > 0 {
 		parts = append(parts, "metadata "+formatCount(t.MetadataOps)+" creates/s")

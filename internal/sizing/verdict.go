@@ -397,20 +397,20 @@ func assessCapacity(in AssessInput, maxNodes int) *CapacityVerdict {
 	c := &CapacityVerdict{Target: t, Measured: in.Capacity}
 	switch {
 	case in.Capacity <= 0:
-		c.Message = fmt.Sprintf("capacity not measured yet (%s asked)", FormatBytes(t))
+		c.Message = fmt.Sprintf("capacity not measured yet (%s asked)", limits.FormatCapacity(t))
 	case in.Capacity >= t:
 		c.Met = true
-		c.Message = fmt.Sprintf("capacity %s, %s against %s asked", FormatBytes(in.Capacity), percent(in.Capacity/t), FormatBytes(t))
+		c.Message = fmt.Sprintf("capacity %s, %s against %s asked", limits.FormatCapacity(in.Capacity), percent(in.Capacity/t), limits.FormatCapacity(t))
 	default:
 		n := max(len(in.Hardware.Servers), 1)
 		per := in.Capacity / float64(n)
 		k := int(math.Ceil((t - in.Capacity) / per * (1 - 1e-12)))
-		c.Message = fmt.Sprintf("capacity %s, %s against %s asked", FormatBytes(in.Capacity), percent(in.Capacity/t), FormatBytes(t))
+		c.Message = fmt.Sprintf("capacity %s, %s against %s asked", limits.FormatCapacity(in.Capacity), percent(in.Capacity/t), limits.FormatCapacity(t))
 		if n+k <= maxNodes {
 			c.MoreNodes = k
-			c.Message += fmt.Sprintf("; %s of %s each would meet it", plural(k, "more node"), FormatBytes(per))
+			c.Message += fmt.Sprintf("; %s of %s each would meet it", plural(k, "more node"), limits.FormatCapacity(per))
 		} else {
-			c.Message += fmt.Sprintf("; not even %d nodes of %s each would meet it", maxNodes, FormatBytes(per))
+			c.Message += fmt.Sprintf("; not even %d nodes of %s each would meet it", maxNodes, limits.FormatCapacity(per))
 		}
 	}
 	return c

@@ -28,6 +28,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/s3url"
 	"github.com/beeburst/beeburst/internal/treecopy"
@@ -343,9 +344,9 @@ func Summarise(pods []NodePod, parallel bool, now time.Time) v1alpha1.StageStatu
 func Message(d Direction, st v1alpha1.StageStatus) string {
 	what := d.Name()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %d file(s), %s", what, strings.ToLower(string(st.Phase)), st.Files, bytes(st.Bytes))
+	fmt.Fprintf(&b, "%s %s: %d file(s), %s", what, strings.ToLower(string(st.Phase)), st.Files, limits.FormatBytes(float64(st.Bytes)))
 	if st.BytesPerSecond > 0 {
-		fmt.Fprintf(&b, " at %s/s", bytes(st.BytesPerSecond))
+		fmt.Fprintf(&b, " at %s/s", limits.FormatBytes(float64(st.BytesPerSecond)))
 	}
 	if st.SkippedFiles > 0 {
 		fmt.Fprintf(&b, ", %d already there", st.SkippedFiles)
@@ -416,19 +417,6 @@ func finished(p *corev1.Pod) time.Time {
 	return t
 }
 
-func bytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for v := n / unit; v >= unit; v /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
-}
-
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -439,5 +427,3 @@ func firstLine(s string) string {
 	}
 	return s
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -22,9 +22,6 @@ import (
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
-// ComponentEnv is the app.kubernetes.io/component of the environment ConfigMap.
-const ComponentEnv = "workload-env"
-
 // MaxGatedPodNames bounds status.workload.gatedPods: a Job with thousands of pods must not
 // push the BurstBuffer towards the object size limit.
 const MaxGatedPodNames = 50
@@ -312,7 +309,7 @@ func Env(bb *v1alpha1.BurstBuffer) map[string]string {
 func EnvConfigMap(bb *v1alpha1.BurstBuffer) *corev1ac.ConfigMapApplyConfiguration {
 	gvk := v1alpha1.GroupVersion.WithKind("BurstBuffer")
 	return corev1ac.ConfigMap(EnvConfigMapName(bb.Name), bb.Namespace).
-		WithLabels(nodetask.Labels(bb, ComponentEnv)).
+		WithLabels(nodetask.Labels(bb, nodetask.ComponentWorkloadEnv)).
 		WithOwnerReferences(metav1ac.OwnerReference().
 			WithAPIVersion(gvk.GroupVersion().String()).WithKind(gvk.Kind).
 			WithName(bb.Name).WithUID(bb.UID).

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 func bbWith(limits *v1alpha1.LimitsStatus) *v1alpha1.BurstBuffer {
@@ -94,7 +95,7 @@ func TestEnvConfigMap(t *testing.T) {
 		*cm.OwnerReferences[0].UID != "uid-1" || *cm.OwnerReferences[0].APIVersion != "beeburst.io/v1alpha1" {
 		t.Errorf("owner references: %+v", cm.OwnerReferences)
 	}
-	if cm.Labels[v1alpha1.LabelBurstBuffer] != "scratch" || cm.Labels["app.kubernetes.io/component"] != ComponentEnv {
+	if cm.Labels[v1alpha1.LabelBurstBuffer] != "scratch" || cm.Labels["app.kubernetes.io/component"] != nodetask.ComponentWorkloadEnv {
 		t.Errorf("labels: %v", cm.Labels)
 	}
 	if cm.Data[EnvPath] != "/mnt/beeburst" {

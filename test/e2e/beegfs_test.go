@@ -23,6 +23,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 // The beegfs engine against a real BeeGFS. It needs nodes whose kernel has the BeeGFS client
@@ -145,7 +146,7 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 			mbs(float64(l.Sweep.Write.BestBytesPerSecond)), float64(l.Sweep.Write.EfficiencyPerMille)/1000)
 		// How long each client took from its pod's creation to a mount (its readiness probe).
 		var clients corev1.PodList
-		Expect(k8s.List(ctx, &clients, client.InNamespace(testNamespace), client.MatchingLabels{v1alpha1.LabelBurstBuffer: bb.Name, "app.kubernetes.io/component": beegfs.ComponentClient})).To(Succeed())
+		Expect(k8s.List(ctx, &clients, client.InNamespace(testNamespace), client.MatchingLabels{v1alpha1.LabelBurstBuffer: bb.Name, "app.kubernetes.io/component": nodetask.ComponentClient})).To(Succeed())
 		for _, p := range clients.Items {
 			for _, c := range p.Status.Conditions {
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {

@@ -16,12 +16,6 @@ import (
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
-// Components of the local engine's pods.
-const (
-	ComponentPrepare = "prep"
-	ComponentClean   = "clean"
-)
-
 // Engine is the local engine.
 type Engine struct {
 	Client     client.Client
@@ -36,7 +30,7 @@ var _ engine.Engine = &Engine{}
 // PreparePod makes the burst buffer's directory on one node.
 func PreparePod(bb *v1alpha1.BurstBuffer, image string, index int, node string) *corev1.Pod {
 	return nodetask.Pod(bb, nodetask.Spec{
-		Component: ComponentPrepare, Index: index, Node: node, Image: image,
+		Component: nodetask.ComponentPrepare, Index: index, Node: node, Image: image,
 		Args:            []string{"dir", "create", "--path", nodetask.InHost(bb, nodetask.DataDir(bb))},
 		DeadlineSeconds: 120, MountStorage: true,
 	})
@@ -45,7 +39,7 @@ func PreparePod(bb *v1alpha1.BurstBuffer, image string, index int, node string) 
 // CleanPod removes the burst buffer's directory on one node.
 func CleanPod(bb *v1alpha1.BurstBuffer, image string, index int, node string) *corev1.Pod {
 	return nodetask.Pod(bb, nodetask.Spec{
-		Component: ComponentClean, Index: index, Node: node, Image: image,
+		Component: nodetask.ComponentClean, Index: index, Node: node, Image: image,
 		Args:            []string{"dir", "remove", "--path", nodetask.InHost(bb, nodetask.DataDir(bb))},
 		DeadlineSeconds: 600, MountStorage: true,
 	})
@@ -65,7 +59,6 @@ func (e *Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes 
 			res.Prepared[n] = true
 		case nodetask.Failed:
 			failed = append(failed, fmt.Sprintf("%s: %s", n, msg))
-			res.FailedNodes = append(res.FailedNodes, n)
 		}
 	}
 	switch {

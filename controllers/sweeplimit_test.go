@@ -1,0 +1,94 @@
+package controllers_test
+
+import (
+	"context"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodecache"
+)
+
+// Stage 3 is judged against the limit stage 2 published, measured links included: on a
+// shared file system the links are a term of it.
+var _ = Describe("Stage 3 against the published stage-2 limit", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+		// Documented: 10G links (1.25 GB/s), devices 1G write and 2G read.
+		makeBeeGFSNode(ctx, ns+"-a", "10.9.0.1", map[string]string{"pool": ns})
+		makeBeeGFSNode(ctx, ns+"-b", "10.9.0.2", map[string]string{"pool": ns})
+	})
+
+	It("computes efficiency and ExceedsLimit from the stage-2 limit with the measured links", func() {
+		nodes := []string{ns + "-a", ns + "-b"}
+		DeferCleanup(func() {
+			for _, n := range nodes {
+				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+			}
+		})
+		bb := beegfsBB(ns, "sl", 2)
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		provisionBeeGFS(ctx, bb, 2)
+
+		// Stage 2: the devices as documented, the links at 0.3 GB/s, a quarter of theirs.
+		finishPod(ctx, ns, "sl-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 1.02e9, 2.1e9))
+		finishPod(ctx, ns, "sl-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
+		finishNetwork(ctx, ns, "sl", nodes, 0.3e9)
+		finishPod(ctx, ns, "sl-storagebench-0", corev1.PodSucceeded, strings.Join([]string{
+			"== write (exit 0) ==",
+			"UNINITIALIZED INITIALIZED ERROR RUNNING STOPPING STOPPED FINISHING FINISHED UNKNOWN",
+			"0 0 0 0 0 0 0 2 0",
+			"write 927734kiB/s s:1",
+			"write 927734kiB/s s:17",
+			"== read (exit 0) ==",
+			"UNINITIALIZED INITIALIZED ERROR RUNNING STOPPING STOPPED FINISHING FINISHED UNKNOWN",
+			"0 0 0 0 0 0 0 2 0",
+			"read 1953125kiB/s s:1",
+			"read 1953125kiB/s s:17",
+		}, "\n"))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
+
+		// Co-located on Ns = 2 nodes: Bnet = 2 x 0.3 GB/s x 2/1 = 1.2 GB/s, under the devices'
+		// 2.0 GB/s (write) and 4.1 GB/s (read).
+		comp := get(ctx, bb).Status.Limits.Components
+		Expect(comp.Write).NotTo(BeNil())
+		Expect(comp.Write.LimitBytesPerSecond).To(Equal(int64(1.2e9)))
+		Expect(comp.Write.Bottleneck).To(Equal("network"))
+		Expect(comp.Read.LimitBytesPerSecond).To(Equal(int64(1.2e9)))
+
+		// Stage 3 (quick: 2 nodes x 1, then 2 nodes x 4): best write 1.0 GB/s; reads of 1.3
+		// and 1.5 GB/s, above the 1.2 GB/s stage-2 read limit plus its 5% tolerance from the
+		// first point on (a read result published after the first point and dropped after
+		// the second could outlive a status patch from a stale cache).
+		finishPod(ctx, ns, "sl-sweep-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 0.45e9, 0.65e9))
+		finishPod(ctx, ns, "sl-sweep-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 0.45e9, 0.65e9))
+		finishPod(ctx, ns, "sl-sweep-1000", corev1.PodSucceeded, idealReport(nodes[0], 4, 0.5e9, 0.75e9))
+		finishPod(ctx, ns, "sl-sweep-1001", corev1.PodSucceeded, idealReport(nodes[1], 4, 0.5e9, 0.75e9))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
+
+		// Eventually: a visit that started before the last point ended may still publish the
+		// first point alone; the next one publishes both.
+		Eventually(func(g Gomega) {
+			cur := get(ctx, bb)
+			g.Expect(condition(ctx, bb, v1alpha1.ConditionValidated)()).To(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
+			sw := cur.Status.Limits.Sweep
+			g.Expect(sw.Write).NotTo(BeNil())
+			g.Expect(sw.Write.BestBytesPerSecond).To(Equal(int64(1e9)))
+			g.Expect(sw.Write.EfficiencyPerMille).To(Equal(int32(833)), "1.0 GB/s of the published 1.2 GB/s, not of the devices' 2.0 GB/s")
+			g.Expect(sw.Read).To(BeNil(), "1.5 GB/s is above the published read limit")
+			g.Expect(cur.Status.Warnings).To(ContainElement(And(
+				HaveField("Reason", v1alpha1.WarningExceedsLimit), HaveField("Operation", "read"))))
+		}, timeout).Should(Succeed())
+		tearDownWithTasks(ctx, bb)
+	})
+})
