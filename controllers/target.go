@@ -235,6 +235,15 @@ func setTargetCondition(bb *v1alpha1.BurstBuffer, st metav1.ConditionStatus, rea
 // stands. Never blocks the phases after it.
 func (r *BurstBufferReconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	bb := s.bb
+	if bb.Spec.Target != nil && bb.Status.Target == nil && len(s.nodeObjs) > 0 && len(s.nodeObjs) == len(s.nodes) {
+		// Nodes chosen without a decision (by an operator that did not act on spec.target
+		// yet): the target is checked against them.
+		d, err := r.planTarget(ctx, bb, tiered(s.nodeObjs, nil), len(s.nodeObjs))
+		if err != nil {
+			return ctrl.Result{}, true, err
+		}
+		r.publishDecision(bb, d)
+	}
 	if bb.Spec.Target == nil || bb.Status.Target == nil || !conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) {
 		return ctrl.Result{}, true, nil
 	}

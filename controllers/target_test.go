@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -173,6 +174,27 @@ var _ = Describe("spec.target: sizing from what the job needs", func() {
 		Expect(condition(ctx, bb, v1alpha1.ConditionTargetMet)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonTargetUnreachable),
 			"without a sweep (profile none) the prediction stands")
 		Expect(warningEvents(ctx, ns, "far", v1alpha1.ReasonTargetUnreachable)()).NotTo(BeEmpty())
+	})
+
+	It("checks the target against nodes chosen without a decision (an operator that did not act on targets)", func() {
+		bb := targetBB("older", "250M")
+		bb.Spec.Nodes.Count = 1
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "older-prep-0", corev1.PodSucceeded, "")
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+		Expect(get(ctx, bb).Status.Target.Mode).To(Equal(v1alpha1.TargetCheck))
+		// As an older operator left it: nodes, no decision.
+		Eventually(func() error {
+			cur := get(ctx, bb)
+			cur.Status.Target = nil
+			meta.RemoveStatusCondition(&cur.Status.Conditions, v1alpha1.ConditionTargetMet)
+			return k8s.Status().Update(ctx, cur)
+		}, timeout).Should(Succeed())
+		Eventually(condition(ctx, bb, v1alpha1.ConditionTargetMet), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonTargetUnreachable))
+		ts := get(ctx, bb).Status.Target
+		Expect(ts.Mode).To(Equal(v1alpha1.TargetCheck))
+		Expect(ts.NodeCount).To(Equal(int32(1)))
+		Expect(ts.Cause).To(Equal(v1alpha1.CauseTooFewNodes))
 	})
 
 	It("prefers a fresh measurement: one node measured at 300 MB/s meets 250 MB/s alone", func() {
