@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"os/exec"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -121,6 +122,12 @@ var _ = Describe("spec.target: sizing from what the job needs", func() {
 		Expect(*ts.Write.Met).To(BeTrue())
 		Expect(*ts.Write.MeasuredMarginPercent).To(Equal(int32(19)))
 		GinkgoWriter.Printf("verdict: %s\n", ts.Message)
+
+		// `kubectl beeburst limits` shows why these nodes and the verdict.
+		out, err := exec.Command("go", "run", "../cmd/kubectl-beeburst", "limits", "--kubeconfig", kubeconfig, "-n", ns, "met").CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		Expect(string(out)).To(And(ContainSubstring("chosen for spec.target among 3 candidate node(s)"),
+			ContainSubstring("target Met: Target met: write 297 MB/s measured")))
 	})
 
 	It("after a sweep that falls short, reports the target not met with the bottleneck", func() {
