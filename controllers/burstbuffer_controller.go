@@ -143,6 +143,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileEstimate,
 		r.reconcileEngine,
 		r.reconcileValidation,
+		r.reconcileTarget, // target.go: the verdict on spec.target after stage 3
 		r.reconcileStageIn,
 	}
 	for _, phase := range phases {

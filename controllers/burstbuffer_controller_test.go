@@ -247,7 +247,7 @@ var _ = Describe("CRD validation", func() {
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		cur := get(ctx, bb)
 		Expect(cur.Spec.Engine).To(Equal(v1alpha1.EngineBeeGFS))
-		Expect(cur.Spec.Nodes.Count).To(Equal(int32(1)))
+		Expect(cur.Spec.Nodes.Count).To(BeZero(), "no default: spec.target may choose it; without one the operator takes 1 node")
 		Expect(cur.Spec.Storage.Path).To(Equal("/mnt/nvme"))
 		Expect(cur.Spec.Layout.MetadataServers).To(Equal(int32(1)))
 		Expect(cur.Spec.Layout.ChunkSize.String()).To(Equal("512Ki"))

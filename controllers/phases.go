@@ -73,7 +73,10 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 			req.Workload += " and matching spec.workload.selector"
 		}
 	}
-	choice := placement.Choose(req)
+	choice, err := r.chooseNodes(ctx, s, req) // target.go: spec.target sizes the count
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
 	if choice.Reason != "" {
 		// Watches on nodes and on workload pods bring the next visit.
 		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, choice.Reason, choice.Message)

@@ -63,9 +63,9 @@ const (
 // BurstBufferSpec is what the user asks for: a file system over some nodes' local drives, for
 // one job. Fields that decide where data lives are immutable after creation.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.metadataServers) || !has(self.nodes) || !has(self.nodes.count) || self.layout.metadataServers <= self.nodes.count",message="layout.metadataServers must not exceed nodes.count: every metadata server runs on its own node; lower layout.metadataServers or raise nodes.count"
-// +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.stripeWidth) || !has(self.nodes) || !has(self.nodes.count) || self.layout.stripeWidth <= self.nodes.count * (has(self.layout.storageTargetsPerNode) ? self.layout.storageTargetsPerNode : 1)",message="layout.stripeWidth must not exceed the number of storage targets (nodes.count x layout.storageTargetsPerNode); lower the stripe width or add nodes"
-// +kubebuilder:validation:XValidation:rule="!has(self.validation) || !has(self.validation.sweep) || !has(self.validation.sweep.nodes) || !has(self.nodes) || !has(self.nodes.count) || self.validation.sweep.nodes.all(n, n <= self.nodes.count)",message="validation.sweep.nodes may not name more nodes than nodes.count"
+// +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.metadataServers) || (has(self.nodes) && has(self.nodes.count) ? self.layout.metadataServers <= self.nodes.count : has(self.target) || self.layout.metadataServers <= 1)",message="layout.metadataServers must not exceed nodes.count: every metadata server runs on its own node; lower layout.metadataServers or raise nodes.count"
+// +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.stripeWidth) || (has(self.nodes) && has(self.nodes.count) ? self.layout.stripeWidth <= self.nodes.count * (has(self.layout.storageTargetsPerNode) ? self.layout.storageTargetsPerNode : 1) : has(self.target) || self.layout.stripeWidth <= (has(self.layout.storageTargetsPerNode) ? self.layout.storageTargetsPerNode : 1))",message="layout.stripeWidth must not exceed the number of storage targets (nodes.count x layout.storageTargetsPerNode); lower the stripe width or add nodes"
+// +kubebuilder:validation:XValidation:rule="!has(self.validation) || !has(self.validation.sweep) || !has(self.validation.sweep.nodes) || (has(self.nodes) && has(self.nodes.count) ? self.validation.sweep.nodes.all(n, n <= self.nodes.count) : has(self.target) || self.validation.sweep.nodes.all(n, n <= 1))",message="validation.sweep.nodes may not name more nodes than nodes.count"
 // +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.chunkSizePolicy) || self.layout.chunkSizePolicy != 'Auto' || !has(self.engine) || self.engine == 'beegfs'",message="layout.chunkSizePolicy Auto tunes BeeGFS's stripe chunk size: it needs engine beegfs (the local engine has no chunks)"
 // +kubebuilder:validation:XValidation:rule="!has(self.layout) || !has(self.layout.chunkSizePolicy) || self.layout.chunkSizePolicy != 'Auto' || !has(self.validation) || !has(self.validation.profile) || self.validation.profile != 'none'",message="layout.chunkSizePolicy Auto measures each chunk size on the new file system: it needs validation.profile quick or standard, not none"
 // +kubebuilder:validation:XValidation:rule="!has(self.validation) || !has(self.validation.compareWith) || !has(self.validation.profile) || self.validation.profile != 'none'",message="validation.compareWith runs the ideal workload on the burst buffer and on the other storage: it needs validation.profile quick or standard, not none"
@@ -82,7 +82,7 @@ type BurstBufferSpec struct {
 	Engine EngineType `json:"engine,omitempty"`
 
 	// nodes selects the nodes that carry the burst buffer. Immutable.
-	// +kubebuilder:default={count: 1}
+	// +kubebuilder:default={}
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="nodes is immutable; create a new BurstBuffer to change where it lives"
 	// +optional
 	Nodes NodesSpec `json:"nodes,omitzero"`
@@ -173,10 +173,10 @@ type NodesSpec struct {
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
-	// count is how many nodes carry the burst buffer.
+	// count is how many nodes carry the burst buffer. Empty: with spec.target the operator
+	// chooses the count from the target (status.target says why), without one it is 1.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1024
-	// +kubebuilder:default=1
 	// +optional
 	Count int32 `json:"count,omitempty"`
 

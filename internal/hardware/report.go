@@ -23,6 +23,10 @@ func ReportFromStatus(bb *v1alpha1.BurstBuffer) limits.Report {
 	if bb.Status.NodeSelection != "" {
 		r.Summary = append(r.Summary, bb.Status.NodeSelection)
 	}
+	if t := bb.Status.Target; t != nil && t.State != v1alpha1.TargetPredicted {
+		// After stage 3 (or when out of reach) the verdict, which the node choice above predates.
+		r.Summary = append(r.Summary, fmt.Sprintf("target %s: %s", t.State, t.Message))
+	}
 	l := bb.Status.Limits
 	if l == nil {
 		r.Summary = append(r.Summary, "no limits published yet")

@@ -268,7 +268,7 @@ func DecisionToAPI(d sizing.Decision, decided time.Time) *v1alpha1.TargetStatus 
 	ts := &v1alpha1.TargetStatus{
 		State: v1alpha1.TargetState(d.State), Mode: v1alpha1.TargetMode(d.Mode),
 		NodeCount: clampInt32(d.Count), MetadataServers: clampInt32(d.MetadataServers), CandidateNodes: clampInt32(d.Candidates),
-		Cause: d.Cause, Message: truncate(strings.Join(append([]string{d.Message}, d.Notes...), " "), maxTargetMessage),
+		Cause: d.Cause, Message: truncate(decisionMessage(d), maxTargetMessage),
 	}
 	if d.MoreNodes > 0 {
 		ts.MoreNodes = ptrInt32(clampInt32(d.MoreNodes))
@@ -345,6 +345,14 @@ func DecisionToAPI(d sizing.Decision, decided time.Time) *v1alpha1.TargetStatus 
 		ts.Metadata = tm
 	}
 	return ts
+}
+
+// decisionMessage is the decision's sentences, then its notes: "... Notes: a; b."
+func decisionMessage(d sizing.Decision) string {
+	if len(d.Notes) == 0 {
+		return d.Message
+	}
+	return strings.TrimSpace(d.Message) + " Notes: " + strings.Join(d.Notes, "; ") + "."
 }
 
 // ApplyVerdict adds the verdict after stage 3 to status.target. A verdict that cannot tell
