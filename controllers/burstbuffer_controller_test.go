@@ -26,9 +26,7 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 	)
 	BeforeEach(func() {
 		ctx = context.Background()
-		ns = newNamespace(ctx)
-		makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
-		makeNode(ctx, ns+"-b", map[string]string{"pool": ns})
+		ns = namespaceWithTwoNodes(ctx)
 	})
 
 	It("sets every condition and observedGeneration on the first visit, then becomes Ready when the nodes are prepared", func() {

@@ -41,6 +41,15 @@ func newNamespace(ctx context.Context) string {
 	return ns.Name
 }
 
+// namespaceWithTwoNodes is a fresh namespace and two Ready nodes <ns>-a and <ns>-b labelled
+// pool=<ns>, which localBB's node selector picks: the setting most specs start from.
+func namespaceWithTwoNodes(ctx context.Context) string {
+	ns := newNamespace(ctx)
+	makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
+	makeNode(ctx, ns+"-b", map[string]string{"pool": ns})
+	return ns
+}
+
 func localBB(ns, name string, nodes int32) *v1alpha1.BurstBuffer {
 	return &v1alpha1.BurstBuffer{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},

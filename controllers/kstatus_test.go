@@ -61,9 +61,7 @@ var _ = Describe("kstatus conventions: what kubectl wait, Argo CD and Flux read"
 	)
 	BeforeEach(func() {
 		ctx = context.Background()
-		ns = newNamespace(ctx)
-		makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
-		makeNode(ctx, ns+"-b", map[string]string{"pool": ns})
+		ns = namespaceWithTwoNodes(ctx)
 	})
 
 	It("is InProgress while provisioning, Current once Ready, and kubectl wait --for=condition=Ready returns then", func() {

@@ -405,17 +405,25 @@ func (r *BurstBufferReconciler) foreignMeasuringPods(ctx context.Context, bb *v1
 		return nil, err
 	}
 	var out []string
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.Spec.NodeName != node || (p.Namespace == bb.Namespace && p.Labels[v1alpha1.LabelBurstBuffer] == bb.Name) {
-			continue
-		}
+	for _, p := range othersOn(pods.Items, bb, node) {
 		if loadsNode(p) {
 			out = append(out, p.Namespace+"/"+p.Name)
 		}
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// othersOn are the pods of pods that run on node and are not bb's own.
+func othersOn(pods []corev1.Pod, bb *v1alpha1.BurstBuffer, node string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		if p.Spec.NodeName == node && (p.Namespace != bb.Namespace || p.Labels[v1alpha1.LabelBurstBuffer] != bb.Name) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // measuringBusy says whether a measuring pod of bb has not ended yet.
@@ -504,10 +512,8 @@ func (r *BurstBufferReconciler) releaseIfIdle(ctx context.Context, s *scope, lea
 // stampTaskEnd records on each node's lock when bb's task pods there last ran, just before
 // they go with bb (see the comment at the top).
 func (r *BurstBufferReconciler) stampTaskEnd(ctx context.Context, bb *v1alpha1.BurstBuffer) error {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
-		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
-	}); err != nil {
+	pods, err := r.taskPods(ctx, bb)
+	if err != nil {
 		return err
 	}
 	last := map[string]time.Time{}

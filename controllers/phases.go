@@ -227,10 +227,8 @@ func (r *BurstBufferReconciler) teardownWaiting(ctx context.Context, s *scope, w
 
 // checkStopping bounds the wait for any of the burst buffer's pods being deleted.
 func (r *BurstBufferReconciler) checkStopping(ctx context.Context, bb *v1alpha1.BurstBuffer, w *teardownWait) error {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
-		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
-	}); err != nil {
+	pods, err := r.taskPods(ctx, bb)
+	if err != nil {
 		return err
 	}
 	for i := range pods.Items {

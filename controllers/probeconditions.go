@@ -87,11 +87,7 @@ func (r *BurstBufferReconciler) otherPodsOn(ctx context.Context, bb *v1alpha1.Bu
 		return nil, err
 	}
 	var out []string
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.Spec.NodeName != node || (p.Namespace == bb.Namespace && p.Labels[v1alpha1.LabelBurstBuffer] == bb.Name) {
-			continue
-		}
+	for _, p := range othersOn(pods.Items, bb, node) {
 		if p.Labels[nodetask.LabelManagedBy] == nodetask.ManagedBy && p.Spec.RestartPolicy == corev1.RestartPolicyAlways {
 			continue
 		}

@@ -291,9 +291,7 @@ var _ = Describe("Deletion always finishes or says why not", func() {
 	)
 	BeforeEach(func() {
 		ctx = context.Background()
-		ns = newNamespace(ctx)
-		makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
-		makeNode(ctx, ns+"-b", map[string]string{"pool": ns})
+		ns = namespaceWithTwoNodes(ctx)
 	})
 	gone := func(bb *v1alpha1.BurstBuffer) func() bool {
 		return func() bool {

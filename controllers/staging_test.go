@@ -27,9 +27,7 @@ var _ = Describe("Stage-in and stage-out", func() {
 	)
 	BeforeEach(func() {
 		ctx = context.Background()
-		ns = newNamespace(ctx)
-		makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
-		makeNode(ctx, ns+"-b", map[string]string{"pool": ns})
+		ns = namespaceWithTwoNodes(ctx)
 	})
 	claim := func(name string, mode corev1.PersistentVolumeAccessMode) {
 		Expect(k8s.Create(ctx, &corev1.PersistentVolumeClaim{

@@ -57,10 +57,8 @@ func (w *teardownWait) wake(d time.Duration) {
 // Clean pods are teardown's own; long-running pods (BeeGFS services and clients) are the
 // engine's to stop, in its order.
 func (r *BurstBufferReconciler) stopTasks(ctx context.Context, bb *v1alpha1.BurstBuffer, w *teardownWait) error {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
-		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
-	}); err != nil {
+	pods, err := r.taskPods(ctx, bb)
+	if err != nil {
 		return err
 	}
 	for i := range pods.Items {

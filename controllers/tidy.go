@@ -25,10 +25,8 @@ const keepFailedPods = 5
 // The node locks stay held until the deleted pods are gone (loadsNode), so that the next
 // burst buffer does not measure beside their teardown. It returns how many it deleted.
 func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alpha1.BurstBuffer) (int, error) {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
-		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
-	}); err != nil {
+	pods, err := r.taskPods(ctx, bb)
+	if err != nil {
 		return 0, err
 	}
 	deleted := 0
@@ -56,4 +54,14 @@ func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alp
 		deleted++
 	}
 	return deleted, nil
+}
+
+// taskPods are the burst buffer's own pods (task pods, engine services and clients), from
+// the cache.
+func (r *BurstBufferReconciler) taskPods(ctx context.Context, bb *v1alpha1.BurstBuffer) (*corev1.PodList, error) {
+	var pods corev1.PodList
+	err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
+		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
+	})
+	return &pods, err
 }
