@@ -385,6 +385,10 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 			return podExists(ctx, ns, "sb-storagebench-0")() || podExists(ctx, ns, "sb-probe-nets-0")()
 		}, "1s").Should(BeFalse(), "no StorageBench or network probe while a device probe runs")
 		finishPod(ctx, ns, "sb-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
+		// The links on the host network, where BeeGFS's traffic goes.
+		netServer := &corev1.Pod{}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sb-probe-nets-0"}, netServer) }, timeout).Should(Succeed())
+		Expect(netServer.Spec.HostNetwork).To(BeTrue())
 		finishNetwork(ctx, ns, "sb", nodes, 1.1e9)
 
 		// Then StorageBench, from the management node like the readiness check, sized from the
