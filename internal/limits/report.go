@@ -328,6 +328,21 @@ func (e *errWriter) printf(format string, args ...any) {
 	fmt.Fprintf(e, format, args...)
 }
 
+// ReportWriter is an errWriter for other packages' renderers (internal/sizing): Printf
+// without checking each line, Err at the end.
+type ReportWriter struct{ ew errWriter }
+
+// NewReportWriter writes to w.
+func NewReportWriter(w io.Writer) *ReportWriter { return &ReportWriter{ew: errWriter{w: w}} }
+
+func (r *ReportWriter) Write(p []byte) (int, error) { return r.ew.Write(p) }
+
+// Printf writes unless an earlier write failed.
+func (r *ReportWriter) Printf(format string, args ...any) { r.ew.printf(format, args...) }
+
+// Err is the first write error.
+func (r *ReportWriter) Err() error { return r.ew.err }
+
 // Describe summarises the input for the report's header: one line per side.
 func (h Hardware) Describe() []string {
 	var out []string

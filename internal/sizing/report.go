@@ -18,11 +18,11 @@ const maxNodeRows = 12
 // chosen node's contribution (nodes with the same figures share a row), the counts around
 // the choice, and the notes. now ages measured figures.
 func WriteDecision(w io.Writer, title string, d Decision, now time.Time) error {
-	ew := &errWriter{w: w}
+	ew := limits.NewReportWriter(w)
 	if title != "" {
-		ew.printf("%s\n", title)
+		ew.Printf("%s\n", title)
 	}
-	ew.printf("  target: %s\n", targetText(d.Target))
+	ew.Printf("  target: %s\n", targetText(d.Target))
 	what := fmt.Sprintf("%s (chosen among %s)", plural(d.Count, "node"), plural(d.Candidates, "candidate"))
 	if d.Mode == ModeCheck {
 		what = fmt.Sprintf("%s (given: checked, not chosen)", plural(d.Count, "node"))
@@ -30,11 +30,11 @@ func WriteDecision(w io.Writer, title string, d Decision, now time.Time) error {
 	if d.MetadataServers > 0 {
 		what += fmt.Sprintf(", %s", plural(d.MetadataServers, "metadata server"))
 	}
-	ew.printf("  decision: %s - %s\n\n", what, stateText(d))
-	ew.printf("%s\n", wrap(d.Message, 100, ""))
+	ew.Printf("  decision: %s - %s\n\n", what, stateText(d))
+	ew.Printf("%s\n", wrap(d.Message, 100, ""))
 
 	if len(d.Nodes) > 0 {
-		ew.printf("\n")
+		ew.Printf("\n")
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 		cols := []string{"NODE"}
 		type col struct {
@@ -95,14 +95,14 @@ func WriteDecision(w io.Writer, title string, d Decision, now time.Time) error {
 		}
 		for _, n := range d.Nodes {
 			if n.Workload {
-				ew.printf("  * a node of the workload\n")
+				ew.Printf("  * a node of the workload\n")
 				break
 			}
 		}
 	}
 
 	if len(d.Steps) > 0 && len(d.Target.operations())+boolInt(d.Target.Capacity > 0) > 0 {
-		ew.printf("\n")
+		ew.Printf("\n")
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 		head := []string{"NODES"}
 		for _, op := range d.Target.operations() {
@@ -159,18 +159,18 @@ func WriteDecision(w io.Writer, title string, d Decision, now time.Time) error {
 		}
 	}
 	if len(d.Notes) > 0 {
-		ew.printf("\nNOTES\n")
+		ew.Printf("\nNOTES\n")
 		for _, n := range d.Notes {
-			ew.printf("%s\n", wrap(n, 100, "  "))
+			ew.Printf("%s\n", wrap(n, 100, "  "))
 		}
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // WriteVerdict prints a verdict after stage 3 for people.
 func WriteVerdict(w io.Writer, v Verdict) error {
-	ew := &errWriter{w: w}
-	ew.printf("\nVERDICT (stage 3): %s\n", v.State)
+	ew := limits.NewReportWriter(w)
+	ew.Printf("\nVERDICT (stage 3): %s\n", v.State)
 	var parts []string
 	for _, op := range limits.Operations {
 		if ov := v.For(op); ov != nil {
@@ -184,9 +184,9 @@ func WriteVerdict(w io.Writer, v Verdict) error {
 		parts = append(parts, v.Metadata.Message)
 	}
 	for _, p := range parts {
-		ew.printf("%s\n", wrap(p, 100, "  "))
+		ew.Printf("%s\n", wrap(p, 100, "  "))
 	}
-	return ew.err
+	return ew.Err()
 }
 
 func boolInt(b bool) int {
@@ -238,25 +238,4 @@ func wrap(s string, width int, prefix string) string {
 		line += word
 	}
 	return strings.Join(append(lines, line), "\n")
-}
-
-// errWriter keeps the first write error.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
-	}
 }
