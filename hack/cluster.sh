@@ -18,6 +18,8 @@
 # It writes the kubeconfig it uses to bin/kubeconfig.env (KUBECONFIG=...) for later steps.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=hack/testbed/lock.sh
+source "$repo/hack/testbed/lock.sh"
 cd "$repo"
 HELM=${HELM:-helm}
 TAG=${IMG_TAG:-dev}
@@ -61,6 +63,8 @@ up() {
     echo "KUBECONFIG=$HOME/.kube/config" > "$state"; echo "KIND=$KIND_CLUSTER" >> "$state"; echo "OURS=kind" >> "$state"
   else
     log "no cluster and no Docker: bringing up the testbed ($TESTBED_ARGS)"
+    # Held until this script ends: the e2e and bench runs up, use and tear down under it.
+    testbed_exclusive
     # shellcheck disable=SC2086
     hack/testbed/up.sh $TESTBED_ARGS
     echo "KUBECONFIG=$TESTBED_DIR/kubeconfig" > "$state"; echo "KIND=" >> "$state"; echo "OURS=testbed" >> "$state"

@@ -36,6 +36,9 @@ die() { log "ERROR: $*"; exit 1; }
 
 kc() { kubectl --kubeconfig "$STATE/kubeconfig" "$@"; }
 
+# shellcheck source=hack/testbed/lock.sh
+source "$TB_HERE/lock.sh"
+
 # cg_pids: every process in any testbed cgroup (pids hierarchy covers them all).
 cg_pids() {
   local f

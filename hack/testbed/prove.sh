@@ -12,6 +12,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 if [ "${1:-}" = --full ]; then
   shift
+  # shellcheck source=hack/testbed/lib.sh
+  source "$repo/hack/testbed/lib.sh"
+  testbed_exclusive
   export BEEBURST_TESTBED=1
   [ $# -gt 0 ] && export BEEBURST_TESTBED_ARGS="$*"
 else

@@ -26,6 +26,9 @@
 set -euo pipefail
 # shellcheck source=hack/testbed/lib.sh
 source "$(dirname "$0")/lib.sh"
+# The testbed's daemons must not inherit the caller's testbed lock (lib.sh testbed_exclusive):
+# it belongs to the run, not to the testbed it leaves up.
+exec 9>&-
 
 workers=2 link=1Gbit dwrite=200MB dread=400MB disk_size=4G
 vm_workers=0 vm_memory=2048 vm_cpus=2 vm_modules=()

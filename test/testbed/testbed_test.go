@@ -57,6 +57,11 @@ func TestTestbed(t *testing.T) {
 	reuse := mode == "reuse"
 	var before snapshot
 	if !reuse {
+		// The full proof brings its own testbed up and tears it down; one already up (make
+		// demo, another run) would be torn down by it and counted in the host's "before".
+		if up, why := testbedUp(); up {
+			t.Fatalf("a testbed is already up (%s): tear it down with make testbed-down (or make cluster-down), or prove it as it is with BEEBURST_TESTBED=reuse", why)
+		}
 		before = takeSnapshot(t)
 		t.Run("DownAfterFailedStartLeavesHostAsItWas", func(t *testing.T) {
 			// mkfs fails on a 1 KiB disk: by then the network, certificates and the control
@@ -384,6 +389,22 @@ func parseQuantity(s string) int64 {
 func run(cmd *exec.Cmd) (string, error) {
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// testbedUp says whether a testbed is up on this host, by the marks up.sh itself refuses on:
+// its state's pid file, a node's network namespace, the bridge.
+func testbedUp() (bool, string) {
+	state := envOr("TESTBED_DIR", "/tmp/beeburst-testbed")
+	if _, err := os.Stat(filepath.Join(state, "pids")); err == nil {
+		return true, filepath.Join(state, "pids") + " exists"
+	}
+	if _, err := os.Stat("/run/netns/beeburst-cp"); err == nil {
+		return true, "network namespace beeburst-cp exists"
+	}
+	if _, err := os.Stat("/sys/class/net/bbtb0"); err == nil {
+		return true, "bridge bbtb0 exists"
+	}
+	return false, ""
 }
 
 func down(t *testing.T) {
