@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -129,16 +128,6 @@ func planSweep(bb *v1alpha1.BurstBuffer, nodes int) ([]sweepPoint, int) {
 	return points, seconds
 }
 
-// sweepPod is the ideal-workload pod of node i (node) at the k-th point p.
-func (r *BurstBufferReconciler) sweepPod(bb *v1alpha1.BurstBuffer, k, i int, node string, p sweepPoint, seconds int) *corev1.Pod {
-	return nodetask.Pod(bb, nodetask.Spec{
-		Component: nodetask.ComponentSweep, Index: k*1000 + i, Node: node, Image: r.AgentImage,
-		Args: []string{"--monitor-interval=500ms", "ideal", "--dir", nodetask.FileSystemMount,
-			"--procs", fmt.Sprint(p.n), "--runtime", fmt.Sprintf("%ds", seconds), "--timeout", "3m"},
-		DeadlineSeconds: 300, MountFileSystem: true,
-	})
-}
-
 // collectSweep runs the points in order and gathers what the ended ones measured, up to the
 // first point still running. false (with the Validated condition set) when a run failed.
 func (r *BurstBufferReconciler) collectSweep(ctx context.Context, s *scope, points []sweepPoint, seconds int) (sweepState, bool, error) {
@@ -147,7 +136,7 @@ func (r *BurstBufferReconciler) collectSweep(ctx context.Context, s *scope, poin
 	for k, p := range points {
 		var got []nodeRun
 		for i := 0; i < p.m; i++ {
-			state, msg, _, err := r.runMeasuring(ctx, s, r.sweepPod(bb, k, i, s.nodes[i], p, seconds))
+			state, msg, _, err := r.runMeasuring(ctx, s, nodetask.SweepPod(bb, r.AgentImage, k, i, s.nodes[i], p.n, seconds))
 			if err != nil {
 				return st, false, err
 			}
@@ -317,8 +306,8 @@ func aggregate(runs []nodeRun, op limits.Operation) float64 {
 }
 
 func readIdeal(node, msg string) (nodeRun, error) {
-	var rep bench.Report
-	if err := json.Unmarshal([]byte(msg), &rep); err != nil {
+	rep, err := readReport(msg)
+	if err != nil {
 		return nodeRun{}, fmt.Errorf("unreadable report: %v", err)
 	}
 	run := nodeRun{node: node, monitor: rep.Monitor}
@@ -334,15 +323,6 @@ func readIdeal(node, msg string) (nodeRun, error) {
 		return run, fmt.Errorf("report has no write and read figures with runtimes")
 	}
 	return run, nil
-}
-
-// reportMessage is the message of an agent report, or the raw text when it is not one.
-func reportMessage(msg string) string {
-	var rep bench.Report
-	if err := json.Unmarshal([]byte(msg), &rep); err == nil && rep.Message != "" {
-		return firstLine(rep.Message)
-	}
-	return firstLine(msg)
 }
 
 // saveSweep keeps the full sweep as CSV (the analysis's input format) in a ConfigMap the

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -176,7 +175,7 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 			figures[node], reused[node] = f, f.MeasuredBy != bb.Namespace+"/"+bb.Name
 			continue
 		}
-		st, msg, pod, err := r.runMeasuring(ctx, s, r.deviceProbePod(bb, i, node, linkAddress))
+		st, msg, pod, err := r.runMeasuring(ctx, s, nodetask.DeviceProbePod(bb, r.AgentImage, i, node, linkAddress))
 		if err != nil {
 			return false, err
 		}
@@ -349,27 +348,6 @@ func belowDocumented(node, component string, c *v1alpha1.ComponentFigure) []v1al
 	}}
 }
 
-// deviceProbePod runs fio on the node's burst buffer directory: write, then read, direct I/O,
-// large blocks, several jobs, sized from free space, files removed afterwards. The agent also
-// reads the device's model from sysfs and, given linkAddress, the speed of the interface that
-// carries it: only then does the pod run in the host network, since a pod's own network
-// namespace shows its veth, not the node's interface.
-func (r *BurstBufferReconciler) deviceProbePod(bb *v1alpha1.BurstBuffer, i int, node, linkAddress string) *corev1.Pod {
-	runtime := "3s"
-	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
-		runtime = "10s"
-	}
-	args := []string{"probe-device", "--dir", nodetask.InHost(bb, nodetask.DataDir(bb)),
-		"--runtime", runtime, "--jobs", "4", "--bs", "1M", "--timeout", "3m"}
-	if linkAddress != "" {
-		args = append(args, "--link-address", linkAddress)
-	}
-	return nodetask.Pod(bb, nodetask.Spec{
-		Component: nodetask.ComponentProbeDevice, Index: i, Node: node, Image: r.AgentImage,
-		Args: args, DeadlineSeconds: 300, MountStorage: true, HostNetwork: linkAddress != "",
-	})
-}
-
 // linkDiscoveryAddress is the node's InternalIP when its link speed must be discovered:
 // neither spec.hardware nor the node's labels document it. Empty otherwise, and for a node
 // without an InternalIP.
@@ -409,8 +387,8 @@ func recordDiscovered(bb *v1alpha1.BurstBuffer, figures map[string]nodecache.Fig
 
 // deviceFigures reads a device probe's report from its termination message.
 func deviceFigures(msg string) (nodecache.Figures, error) {
-	var rep bench.Report
-	if err := json.Unmarshal([]byte(msg), &rep); err != nil {
+	rep, err := readReport(msg)
+	if err != nil {
 		return nodecache.Figures{}, fmt.Errorf("unreadable probe report: %v", err)
 	}
 	if rep.Phase != bench.PhaseSucceeded {

@@ -2,13 +2,13 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -17,9 +17,9 @@ import (
 // as a share of the limit found below it (METHOD.md): shared-file N-1, small random I/O,
 // metadata.
 var workloadKinds = []struct{ kind, name string }{
-	{"sharedfile", "sharedFile"},
-	{"random4k", "random4k"},
-	{"metadata", "metadata"},
+	{agentapi.KindSharedFile, "sharedFile"},
+	{agentapi.KindRandom4k, "random4k"},
+	{agentapi.KindMetadata, "metadata"},
 }
 
 // reconcileWorkloads runs the workload benchmarks on every node, one kind after another (they
@@ -35,13 +35,7 @@ func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope
 	for k, w := range workloadKinds {
 		var reports []bench.Report
 		for i, node := range s.nodes {
-			pod := nodetask.Pod(bb, nodetask.Spec{
-				Component: nodetask.ComponentBench, Index: k*1000 + i, Node: node, Image: r.AgentImage,
-				Args: []string{"workload", "--kind", w.kind, "--dir", nodetask.FileSystemMount,
-					"--procs", fmt.Sprint(procs), "--runtime", "5s", "--timeout", "3m"},
-				DeadlineSeconds: 300, MountFileSystem: true,
-			})
-			st, msg, _, err := r.runMeasuring(ctx, s, pod)
+			st, msg, _, err := r.runMeasuring(ctx, s, nodetask.WorkloadPod(bb, r.AgentImage, k, i, node, w.kind, procs))
 			if err != nil {
 				return false, err
 			}
@@ -56,8 +50,8 @@ func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope
 					fmt.Sprintf("workload benchmark %s failed on node %s: %s", w.name, node, reportMessage(msg)))
 				return false, nil
 			}
-			var rep bench.Report
-			if err := json.Unmarshal([]byte(msg), &rep); err != nil || rep.Phase != bench.PhaseSucceeded {
+			rep, err := readReport(msg)
+			if err != nil || rep.Phase != bench.PhaseSucceeded {
 				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 					fmt.Sprintf("workload benchmark %s on node %s: unreadable or failed report", w.name, node))
 				return false, nil
