@@ -20,7 +20,7 @@ type netPair struct {
 	bytesPerSecond float64
 }
 
-// reconcileNetwork is stage 2's network part: iperf3 between the nodes in a ring (node k+1
+// probeLinks is stage 2's network part (reconcileNetwork): iperf3 between the nodes in a ring (node k+1
 // sends to node k), all pairs at once - links are full duplex, and each node sends once and
 // receives once. The probes take the path the file system's traffic takes (the host network
 // for BeeGFS: nodetask.NetServerPod) and need no privilege.
@@ -29,7 +29,7 @@ type netPair struct {
 // the pairs it is in: with three or more nodes a node with a fast neighbour gets its own
 // link's figure; with two nodes both get the pair's, and a warning names the pair, not a node
 // it cannot single out.
-func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) (pairs []netPair, done bool, failures []string, err error) {
+func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs []netPair, done bool, failures []string, err error) {
 	bb := s.bb
 	n := len(s.nodes)
 	if n < 2 {
