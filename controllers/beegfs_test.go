@@ -445,7 +445,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 
 		// Stage 3 measures the file system the job uses: the ideal workload writes through the
 		// BeeGFS client mount, not into the targets' directories.
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sb-sweep-0"}, pod) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sb-sweep-0-0"}, pod) }, timeout).Should(Succeed())
 		Expect(pod.Spec.Containers[0].Args).To(ContainElements("ideal", "--dir", "/burst-buffer"))
 		Expect(pod.Spec.Volumes).To(ContainElement(HaveField("VolumeSource.HostPath.Path", "/run/beeburst/"+ns+".sb")))
 

@@ -77,6 +77,12 @@ type scope struct {
 	nodeObjs []corev1.Node
 	// locks are the node measuring locks as this visit found them.
 	locks nodeLocks
+	// measuring: stages 2-4 measure on this visit (reconcileValidationGate).
+	measuring bool
+	// stage2 is what stage 2's steps found on this visit, for the steps after them.
+	stage2 stage2
+	// sweepSummary is the ended sweep's line for the Validated condition.
+	sweepSummary string
 }
 
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers,verbs=get;list;watch;update;patch
@@ -137,26 +143,41 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return r.reconcileDelete(ctx, s)
 	}
 
-	phases := []func(context.Context, *scope) (ctrl.Result, bool, error){
-		r.reconcileAdmission,
-		r.reconcileNodes,
-		r.reconcileEstimate,
-		r.reconcileEngine,
-		r.reconcileValidation,
-		r.reconcileTarget, // target.go: the verdict on spec.target after stage 3
-		r.reconcileStageIn,
+	// The whole pipeline, in order. Each step is idempotent and sets its own condition; the
+	// visit stops at the first that is not done, and the next visit (a watch event, or a
+	// clock) runs the list again from the top, each step that has nothing to do skipping
+	// itself. measuring(...) steps run only while validation measures (see
+	// reconcileValidationGate) and hold the nodes' measuring locks.
+	steps := []step{
+		r.reconcileAdmission,                    // admission.go: a spec the operator cannot use
+		r.reconcileNodes,                        // phases.go, target.go: which nodes
+		r.reconcileEstimate,                     // limits.go: stage 1, from the documented hardware
+		r.reconcileEngine,                       // phases.go: the file system
+		r.reconcileValidationGate,               // validation.go: profile, time budget, node locks
+		r.measuring(r.reconcileDeviceProbes),    // validation.go: stage 2, devices
+		r.measuring(r.reconcileNetwork),         // validation.go, network.go: stage 2, links
+		r.measuring(r.reconcileStorageBench),    // validation.go, storagebench.go: stage 2, BeeGFS targets
+		r.measuring(r.reconcileComponentLimits), // validation.go: stage 2 published, its limits
+		r.measuring(r.reconcileSweep),           // sweep.go: stages 3 and 4
+		r.measuring(r.reconcileWorkloads),       // workloads.go: software factors (standard profile)
+		r.reconcileValidationDone,               // validation.go: Validated, locks released
+		r.reconcileTarget,                       // target.go: the verdict on spec.target after stage 3
+		r.reconcileStageIn,                      // staging.go: data copied in before the job
 	}
-	for _, phase := range phases {
-		res, done, err := phase(ctx, s)
+	for _, run := range steps {
+		res, done, err := run(ctx, s)
 		if err != nil || !done {
 			if err != nil {
-				log.Error(err, "phase failed")
+				log.Error(err, "step failed")
 			}
 			return res, err
 		}
 	}
 	return ctrl.Result{}, nil
 }
+
+// step is one step of the pipeline: done says whether the next may run on this visit.
+type step func(context.Context, *scope) (ctrl.Result, bool, error)
 
 // SetupWithManager wires watches: BurstBuffers, their task pods, Nodes (a burst buffer
 // waiting for nodes retries when a node appears or becomes Ready) and workload pods (a

@@ -66,16 +66,16 @@ var _ = Describe("Metrics of a burst buffer the operator measured", func() {
 		finishPod(ctx, ns, "metered-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
 		finishPod(ctx, ns, "metered-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 150e6, 400e6))
 		finishNetwork(ctx, ns, "metered", []string{ns + "-a", ns + "-b"}, 118e6)
-		finishPod(ctx, ns, "metered-sweep-0", corev1.PodSucceeded, idealReport(ns+"-a", 4, 290e6, 390e6))
-		finishPod(ctx, ns, "metered-sweep-1", corev1.PodSucceeded, idealReport(ns+"-b", 4, 140e6, 380e6))
+		finishPod(ctx, ns, "metered-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 4, 290e6, 390e6))
+		finishPod(ctx, ns, "metered-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 4, 140e6, 380e6))
 		workload := func(op string, bytes, ops float64) string {
 			b, _ := json.Marshal(bench.Report{Command: "workload", Tool: "fio", Phase: bench.PhaseSucceeded,
 				Results: []bench.Result{{Operation: bench.Operation(op), BytesPerSecond: bytes, OpsPerSecond: ops, RuntimeSeconds: 5}}})
 			return string(b)
 		}
 		for i, r := range []string{workload("write", 145e6, 145), workload("randwrite", 29e6, 7080), workload("create", 0, 5000)} {
-			finishPod(ctx, ns, fmt.Sprintf("metered-bench-%d", i*1000), corev1.PodSucceeded, r)
-			finishPod(ctx, ns, fmt.Sprintf("metered-bench-%d", i*1000+1), corev1.PodSucceeded, r)
+			finishPod(ctx, ns, fmt.Sprintf("metered-bench-%d-0", i), corev1.PodSucceeded, r)
+			finishPod(ctx, ns, fmt.Sprintf("metered-bench-%d-1", i), corev1.PodSucceeded, r)
 		}
 		Eventually(condition(ctx, bb, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReady))
 		cur := get(ctx, bb)

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -21,39 +20,25 @@ type netPair struct {
 	bytesPerSecond float64
 }
 
-// reconcileNetwork is stage 2's network part: iperf3 between the nodes in a ring (node k+1
+// probeLinks is stage 2's network part (reconcileNetwork): iperf3 between the nodes in a ring (node k+1
 // sends to node k), all pairs at once - links are full duplex, and each node sends once and
-// receives once. Probes use the pod network, which crosses the same node links the file
-// system's traffic does, and need no host network or privilege.
+// receives once. The probes take the path the file system's traffic takes (the host network
+// for BeeGFS: nodetask.NetServerPod) and need no privilege.
 //
 // A pair's figure is bounded by the slower of its two ends. A node's figure is the best of
 // the pairs it is in: with three or more nodes a node with a fast neighbour gets its own
 // link's figure; with two nodes both get the pair's, and a warning names the pair, not a node
 // it cannot single out.
-func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) (pairs []netPair, done bool, failures []string, err error) {
+func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs []netPair, done bool, failures []string, err error) {
 	bb := s.bb
 	n := len(s.nodes)
 	if n < 2 {
 		return nil, true, nil, nil // one node: no link to measure, and no data crosses one
 	}
-	seconds := "3s"
-	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
-		seconds = "10s"
-	}
-	// The links are measured on the path the file system's traffic takes: BeeGFS services and
-	// clients use the host network, so its probes do too. Between pods, the pod network
-	// (veth, bridge, iptables) can be far slower than the node's link - 9 MB/s against the
-	// 37 MB/s BeeGFS moved between the testbed's QEMU guests - and the sweep was then refused
-	// as above its limit. The local engine moves no data between nodes.
-	hostNet := bb.Spec.Engine == v1alpha1.EngineBeeGFS
 	done = true
 	for k := 0; k < n; k++ {
 		srvNode, cliNode := s.nodes[k], s.nodes[(k+1)%n]
-		srv := nodetask.Pod(bb, nodetask.Spec{
-			Component: nodetask.ComponentProbeNetServer, Index: k, Node: srvNode, Image: r.AgentImage,
-			Args: []string{"net-server", "--port", "5201", "--one-off", "--timeout", "2m"}, DeadlineSeconds: 180,
-			HostNetwork: hostNet,
-		})
+		srv := nodetask.NetServerPod(bb, r.AgentImage, k, srvNode)
 		st, msg, _, err := r.runMeasuring(ctx, s, srv)
 		if err != nil {
 			return nil, false, nil, err
@@ -70,12 +55,7 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 			done = false // the client needs the server's address
 			continue
 		}
-		cl := nodetask.Pod(bb, nodetask.Spec{
-			Component: nodetask.ComponentProbeNetClient, Index: k, Node: cliNode, Image: r.AgentImage,
-			Args: []string{"net-client", "--host", cur.Status.PodIP, "--port", "5201", "--streams", "4",
-				"--time", seconds, "--connect-timeout", "60s", "--timeout", "2m"},
-			DeadlineSeconds: 180, HostNetwork: hostNet,
-		})
+		cl := nodetask.NetClientPod(bb, r.AgentImage, k, cliNode, cur.Status.PodIP)
 		st, msg, _, err = r.runMeasuring(ctx, s, cl)
 		if err != nil {
 			return nil, false, nil, err
@@ -98,8 +78,8 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 }
 
 func transferRate(msg string) (float64, error) {
-	var rep bench.Report
-	if err := json.Unmarshal([]byte(msg), &rep); err != nil {
+	rep, err := readReport(msg)
+	if err != nil {
 		return 0, fmt.Errorf("unreadable probe report: %v", err)
 	}
 	for _, res := range rep.Results {

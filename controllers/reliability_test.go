@@ -102,8 +102,8 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 		finishPod(ctx, ns, name+"-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 300e6, 400e6))
 		finishPod(ctx, ns, name+"-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 300e6, 400e6))
 		finishNetwork(ctx, ns, name, nodes, 118e6)
-		finishPod(ctx, ns, name+"-sweep-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
-		finishPod(ctx, ns, name+"-sweep-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
+		finishPod(ctx, ns, name+"-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
+		finishPod(ctx, ns, name+"-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
 	}
 	alone := func() {
 		for _, n := range nodes {

@@ -86,9 +86,54 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 	return res, err == nil && out == stageDone, err
 }
 
-// stage runs one direction's copy pods and writes its condition and status.
+// stage runs one direction's copy pods and writes its condition and status: once the claims
+// and Secrets it names exist, the copy pods (one per node), a bound on pods the scheduler
+// cannot place, then what the pods report.
 func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.Direction) (stageOutcome, ctrl.Result, error) {
 	bb := s.bb
+	claims, res, ok, err := r.copySources(ctx, bb, d)
+	if err != nil || !ok {
+		return stageWaiting, res, err
+	}
+	parallel := staging.Parallel(d, claims)
+	if err := r.deleteStaleStagePods(ctx, bb, d); err != nil {
+		return stageWaiting, ctrl.Result{}, err
+	}
+	pods, anyRunning, err := r.copyPods(ctx, s, d, parallel)
+	if err != nil {
+		return stageWaiting, ctrl.Result{}, err
+	}
+
+	// A copy pod the scheduler cannot place waits for as long as the cause lasts (a node
+	// cordoned or full, a claim it cannot reach): past a bound that is a failure the user
+	// must see, naming the node; the data stays where it is. It recovers by itself when
+	// the pod is scheduled.
+	stuck, recheck := r.unschedulable(pods)
+	if len(stuck) > 0 {
+		keep := ""
+		if d == staging.Out {
+			keep = " The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up."
+		}
+		setCondition(bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonCopyUnschedulable,
+			fmt.Sprintf("%s copy pod(s) cannot be scheduled: %s. Make the node(s) schedulable for them (uncordon, free resources, or let the claim be reached from them); the copy starts as soon as the scheduler places them.%s",
+				d.Name(), strings.Join(stuck, "; "), keep))
+		return stageFailed, ctrl.Result{RequeueAfter: recheck}, nil
+	}
+	out := publishCopy(s, d, staging.Summarise(pods, parallel, r.Now()))
+	if out == stageWaiting && anyRunning {
+		// Pod events do not tell progress: look at the copies' logs again shortly.
+		recheck = minPositive(recheck, progressInterval)
+	}
+	if out != stageWaiting {
+		recheck = 0
+	}
+	return out, ctrl.Result{RequeueAfter: recheck}, nil
+}
+
+// copySources checks that the claims and Secrets a direction's copy names exist before any
+// copy pod is made (a pod with a missing claim or Secret would hang, not fail), and returns
+// the claims; false, with the condition saying which is missing, when one is not there.
+func (r *BurstBufferReconciler) copySources(ctx context.Context, bb *v1alpha1.BurstBuffer, d staging.Direction) ([]corev1.PersistentVolumeClaim, ctrl.Result, bool, error) {
 	cond := d.Condition()
 	// What a message about a missing claim or Secret adds for stage-out: the data is safe.
 	keptUntil := ""
@@ -96,7 +141,6 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		keptUntil = ". The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up"
 	}
 	specs := staging.Specs(bb, d)
-
 	var claims []corev1.PersistentVolumeClaim
 	for _, name := range staging.Claims(specs) {
 		var pvc corev1.PersistentVolumeClaim
@@ -108,10 +152,10 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 			setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonClaimNotFound,
 				fmt.Sprintf("PersistentVolumeClaim %s/%s does not exist: create it (or correct the claim name in spec.%s); the copy starts when it exists%s",
 					bb.Namespace, name, d.Field(), keptUntil))
-			return stageWaiting, ctrl.Result{}, nil
+			return nil, ctrl.Result{}, false, nil
 		}
 		if err != nil {
-			return stageWaiting, ctrl.Result{}, err
+			return nil, ctrl.Result{}, false, err
 		}
 		claims = append(claims, pvc)
 	}
@@ -126,21 +170,23 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 			setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound,
 				fmt.Sprintf("Secret %s/%s (s3.credentialsSecret) does not exist: create it with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or correct spec.%s); the copy starts when it exists%s",
 					bb.Namespace, name, d.Field(), keptUntil))
-			return stageWaiting, ctrl.Result{RequeueAfter: secretRecheck}, nil
+			return nil, ctrl.Result{RequeueAfter: secretRecheck}, false, nil
 		}
 		if err != nil {
-			return stageWaiting, ctrl.Result{}, err
+			return nil, ctrl.Result{}, false, err
 		}
 	}
-	parallel := staging.Parallel(d, claims)
+	return claims, ctrl.Result{}, true, nil
+}
 
-	if err := r.deleteStaleStagePods(ctx, bb, d); err != nil {
-		return stageWaiting, ctrl.Result{}, err
-	}
+// copyPods makes and reads the copy pods, one per node: all at once when the copies do not
+// share a source (parallel), else each after the one before it succeeded. anyRunning says
+// whether a copy is under way (its progress comes from its log).
+func (r *BurstBufferReconciler) copyPods(ctx context.Context, s *scope, d staging.Direction, parallel bool) ([]staging.NodePod, bool, error) {
 	var pods []staging.NodePod
 	previousDone, anyRunning := true, false
 	for i, node := range s.nodes {
-		want := staging.Pod(bb, d, i, node, r.AgentImage)
+		want := staging.Pod(s.bb, d, i, node, r.AgentImage)
 		np := staging.NodePod{Node: node}
 		var cur corev1.Pod
 		err := r.Get(ctx, client.ObjectKeyFromObject(want), &cur)
@@ -148,12 +194,12 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		case apierrors.IsNotFound(err):
 			if parallel || previousDone {
 				if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-					return stageWaiting, ctrl.Result{}, err
+					return nil, false, err
 				}
 				np.Pod = want
 			}
 		case err != nil:
-			return stageWaiting, ctrl.Result{}, err
+			return nil, false, err
 		default:
 			np.Pod = &cur
 		}
@@ -168,24 +214,13 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		}
 		pods = append(pods, np)
 	}
+	return pods, anyRunning, nil
+}
 
-	// A copy pod the scheduler cannot place waits for as long as the cause lasts (a node
-	// cordoned or full, a claim it cannot reach): past a bound that is a failure the user
-	// must see, naming the node; the data stays where it is. It recovers by itself when
-	// the pod is scheduled.
-	stuck, recheck := r.unschedulable(pods)
-	if len(stuck) > 0 {
-		keep := ""
-		if d == staging.Out {
-			keep = " The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up."
-		}
-		setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonCopyUnschedulable,
-			fmt.Sprintf("%s copy pod(s) cannot be scheduled: %s. Make the node(s) schedulable for them (uncordon, free resources, or let the claim be reached from them); the copy starts as soon as the scheduler places them.%s",
-				d.Name(), strings.Join(stuck, "; "), keep))
-		return stageFailed, ctrl.Result{RequeueAfter: recheck}, nil
-	}
-
-	st := staging.Summarise(pods, parallel, r.Now())
+// publishCopy writes a direction's copy status and its condition: done, failed (with how to
+// retry), or under way.
+func publishCopy(s *scope, d staging.Direction, st v1alpha1.StageStatus) stageOutcome {
+	bb, cond := s.bb, d.Condition()
 	for i := range st.Nodes {
 		st.Nodes[i].Message = staging.Readable(bb, d, st.Nodes[i].Message)
 	}
@@ -198,7 +233,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 	switch st.Phase {
 	case v1alpha1.StageSucceeded:
 		setCondition(bb, cond, metav1.ConditionTrue, v1alpha1.ReasonStaged, msg)
-		return stageDone, ctrl.Result{}, nil
+		return stageDone
 	case v1alpha1.StageFailed:
 		var failed []string
 		for _, n := range st.Nodes {
@@ -213,14 +248,10 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
 			fmt.Sprintf("%s.%s To retry, fix the cause and delete the failed pod(s) %s (or correct spec.%s)%s",
 				msg, keep, strings.Join(failed, ", "), d.Field(), giveUp))
-		return stageFailed, ctrl.Result{}, nil
+		return stageFailed
 	}
 	setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStaging, msg)
-	if anyRunning {
-		// Pod events do not tell progress: look at the copies' logs again shortly.
-		recheck = minPositive(recheck, progressInterval)
-	}
-	return stageWaiting, ctrl.Result{RequeueAfter: recheck}, nil
+	return stageWaiting
 }
 
 // unschedulable names the copy pods the scheduler has not placed for longer than the bound,

@@ -25,10 +25,10 @@ type storageBenchRun struct {
 	outcome beegfs.StorageBenchOutcome
 }
 
-// reconcileStorageBench runs the engine's StorageBench once the device probes are done: both
+// runStorageBench runs the engine's StorageBench once the device probes are done: both
 // load the same devices, and run at once each would measure a share. Sized from the fio
 // figures, to run about as long as a device probe. Engines without one: nil, done.
-func (r *BurstBufferReconciler) reconcileStorageBench(ctx context.Context, s *scope, figures map[string]nodecache.Figures) (*storageBenchRun, bool, error) {
+func (r *BurstBufferReconciler) runStorageBench(ctx context.Context, s *scope, figures map[string]nodecache.Figures) (*storageBenchRun, bool, error) {
 	sb, ok := s.engine.(storageBencher)
 	if !ok || s.bb.Spec.Engine != v1alpha1.EngineBeeGFS {
 		return nil, true, nil

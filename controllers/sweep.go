@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -83,22 +83,23 @@ type nodeRun struct {
 // nodes, point after point; each node samples its /proc counters while it runs. With the
 // local engine the nodes share nothing, so a point's aggregate is the sum over its nodes.
 // What the points measured so far is published after every point (a budget cut keeps it).
-func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (bool, error) {
+func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	points, seconds := planSweep(s.bb, len(s.nodes))
 	st, ok, err := r.collectSweep(ctx, s, points, seconds)
 	if err != nil || !ok {
-		return false, err
+		return ctrl.Result{}, false, err
 	}
 	if len(st.lp) == 0 {
 		setCondition(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
 			fmt.Sprintf("ideal-workload sweep: point 1 of %d running", len(points)))
-		return false, nil
+		return ctrl.Result{}, false, nil
 	}
 	an, err := analyseSweep(s, st.lp)
 	if err != nil {
-		return false, err
+		return ctrl.Result{}, false, err
 	}
-	return r.publishSweep(ctx, s, st, an)
+	done, err := r.publishSweep(ctx, s, st, an)
+	return ctrl.Result{}, done, err
 }
 
 // sweepPoint is one point of the stage-3 grid: m nodes x n processes per node.
@@ -129,16 +130,6 @@ func planSweep(bb *v1alpha1.BurstBuffer, nodes int) ([]sweepPoint, int) {
 	return points, seconds
 }
 
-// sweepPod is the ideal-workload pod of node i (node) at the k-th point p.
-func (r *BurstBufferReconciler) sweepPod(bb *v1alpha1.BurstBuffer, k, i int, node string, p sweepPoint, seconds int) *corev1.Pod {
-	return nodetask.Pod(bb, nodetask.Spec{
-		Component: nodetask.ComponentSweep, Index: k*1000 + i, Node: node, Image: r.AgentImage,
-		Args: []string{"--monitor-interval=500ms", "ideal", "--dir", nodetask.FileSystemMount,
-			"--procs", fmt.Sprint(p.n), "--runtime", fmt.Sprintf("%ds", seconds), "--timeout", "3m"},
-		DeadlineSeconds: 300, MountFileSystem: true,
-	})
-}
-
 // collectSweep runs the points in order and gathers what the ended ones measured, up to the
 // first point still running. false (with the Validated condition set) when a run failed.
 func (r *BurstBufferReconciler) collectSweep(ctx context.Context, s *scope, points []sweepPoint, seconds int) (sweepState, bool, error) {
@@ -147,7 +138,7 @@ func (r *BurstBufferReconciler) collectSweep(ctx context.Context, s *scope, poin
 	for k, p := range points {
 		var got []nodeRun
 		for i := 0; i < p.m; i++ {
-			state, msg, _, err := r.runMeasuring(ctx, s, r.sweepPod(bb, k, i, s.nodes[i], p, seconds))
+			state, msg, _, err := r.runMeasuring(ctx, s, nodetask.SweepPod(bb, r.AgentImage, k, i, s.nodes[i], p.n, seconds))
 			if err != nil {
 				return st, false, err
 			}
@@ -204,8 +195,8 @@ func analyseSweep(s *scope, lp []limits.Point) (limits.Sweep, error) {
 }
 
 // publishSweep writes stages 3 and 4 into the status (the full sweep into its ConfigMap), and
-// the Validated condition: still sweeping, or done - after the workload benchmarks with the
-// standard profile.
+// the Validated condition while it still sweeps; once every point ended, the sweep's summary
+// for reconcileValidationDone.
 func (r *BurstBufferReconciler) publishSweep(ctx context.Context, s *scope, st sweepState, an limits.Sweep) (bool, error) {
 	bb := s.bb
 	cmName, err := r.saveSweep(ctx, bb, st.csv)
@@ -235,15 +226,7 @@ func (r *BurstBufferReconciler) publishSweep(ctx context.Context, s *scope, st s
 	} else {
 		msg += ": no valid write limit (see warnings)"
 	}
-	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
-		// Software factors next, each against the limit stage 3 found.
-		done, err := r.reconcileWorkloads(ctx, s)
-		if err != nil || !done {
-			return false, err
-		}
-		msg += "; workloads as a share of stage 3: " + workloadSummary(bb.Status.Limits.Workloads)
-	}
-	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
+	s.sweepSummary = msg
 	return true, nil
 }
 
@@ -317,8 +300,8 @@ func aggregate(runs []nodeRun, op limits.Operation) float64 {
 }
 
 func readIdeal(node, msg string) (nodeRun, error) {
-	var rep bench.Report
-	if err := json.Unmarshal([]byte(msg), &rep); err != nil {
+	rep, err := readReport(msg)
+	if err != nil {
 		return nodeRun{}, fmt.Errorf("unreadable report: %v", err)
 	}
 	run := nodeRun{node: node, monitor: rep.Monitor}
@@ -334,15 +317,6 @@ func readIdeal(node, msg string) (nodeRun, error) {
 		return run, fmt.Errorf("report has no write and read figures with runtimes")
 	}
 	return run, nil
-}
-
-// reportMessage is the message of an agent report, or the raw text when it is not one.
-func reportMessage(msg string) string {
-	var rep bench.Report
-	if err := json.Unmarshal([]byte(msg), &rep); err == nil && rep.Message != "" {
-		return firstLine(rep.Message)
-	}
-	return firstLine(msg)
 }
 
 // saveSweep keeps the full sweep as CSV (the analysis's input format) in a ConfigMap the

@@ -70,10 +70,10 @@ var _ = Describe("Stage 3 against the published stage-2 limit", func() {
 		// and 1.5 GB/s, above the 1.2 GB/s stage-2 read limit plus its 5% tolerance from the
 		// first point on (a read result published after the first point and dropped after
 		// the second could outlive a status patch from a stale cache).
-		finishPod(ctx, ns, "sl-sweep-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 0.45e9, 0.65e9))
-		finishPod(ctx, ns, "sl-sweep-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 0.45e9, 0.65e9))
-		finishPod(ctx, ns, "sl-sweep-1000", corev1.PodSucceeded, idealReport(nodes[0], 4, 0.5e9, 0.75e9))
-		finishPod(ctx, ns, "sl-sweep-1001", corev1.PodSucceeded, idealReport(nodes[1], 4, 0.5e9, 0.75e9))
+		finishPod(ctx, ns, "sl-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 0.45e9, 0.65e9))
+		finishPod(ctx, ns, "sl-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 0.45e9, 0.65e9))
+		finishPod(ctx, ns, "sl-sweep-1-0", corev1.PodSucceeded, idealReport(nodes[0], 4, 0.5e9, 0.75e9))
+		finishPod(ctx, ns, "sl-sweep-1-1", corev1.PodSucceeded, idealReport(nodes[1], 4, 0.5e9, 0.75e9))
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
 
 		// Eventually: a visit that started before the last point ended may still publish the

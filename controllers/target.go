@@ -55,46 +55,37 @@ func (r *BurstBufferReconciler) chooseNodes(ctx context.Context, s *scope, req p
 	}
 
 	if req.Count > 0 {
-		// Check: the count is the user's, the nodes placement's.
-		choice := placement.Choose(req)
-		if choice.Reason != "" {
-			return choice, nil
-		}
-		cands := tiered(choice.Nodes, req.Pods)
-		d, err := r.planTarget(ctx, bb, cands, req.Count)
-		if err != nil {
-			return placement.Result{}, err
-		}
-		r.publishDecision(bb, d)
-		choice.Message += "; spec.target checked against them: " + d.Message
+		return r.checkTarget(ctx, bb, req)
+	}
+	return r.sizeForTarget(ctx, bb, req)
+}
+
+// checkTarget: the count is the user's, the nodes placement's, and the target is checked
+// against them.
+func (r *BurstBufferReconciler) checkTarget(ctx context.Context, bb *v1alpha1.BurstBuffer, req placement.Request) (placement.Result, error) {
+	choice := placement.Choose(req)
+	if choice.Reason != "" {
 		return choice, nil
 	}
+	d, err := r.planTarget(ctx, bb, tiered(choice.Nodes, req.Pods), req.Count)
+	if err != nil {
+		return placement.Result{}, err
+	}
+	r.publishDecision(bb, d)
+	choice.Message += "; spec.target checked against them: " + d.Message
+	return choice, nil
+}
 
-	// Choose: placement with one node says whether any candidate exists (and, with
-	// fromWorkload, whether the workload does).
+// sizeForTarget chooses how many of the candidate nodes the target needs, and which.
+func (r *BurstBufferReconciler) sizeForTarget(ctx context.Context, bb *v1alpha1.BurstBuffer, req placement.Request) (placement.Result, error) {
+	// Placement with one node says whether any candidate exists (and, with fromWorkload,
+	// whether the workload does).
 	one := req
 	one.Count = 1
 	if probe := placement.Choose(one); probe.Reason != "" {
 		return probe, nil
 	}
-	var eligible []corev1.Node
-	for _, n := range req.Nodes {
-		if req.Selector.Matches(labels.Set(n.Labels)) && placement.Ready(&n) && !n.Spec.Unschedulable {
-			eligible = append(eligible, n)
-		}
-	}
-	sort.Slice(eligible, func(i, j int) bool { return eligible[i].Name < eligible[j].Name })
-	cands := tiered(eligible, req.Pods)
-	if req.FromWorkload {
-		// The workload's nodes only, as placement takes them.
-		var own []tieredNode
-		for _, c := range cands {
-			if c.tier < 2 {
-				own = append(own, c)
-			}
-		}
-		cands = own
-	}
+	cands := targetCandidates(req)
 	d, err := r.planTarget(ctx, bb, cands, 0)
 	if err != nil {
 		return placement.Result{}, err
@@ -124,6 +115,30 @@ func (r *BurstBufferReconciler) chooseNodes(ctx context.Context, s *scope, req p
 	}
 	return placement.Result{Nodes: chosen, Message: fmt.Sprintf("nodes [%s]: chosen for spec.target among %d candidate node(s): %s",
 		strings.Join(limit(names, 8), " "), len(cands), d.Message)}, nil
+}
+
+// targetCandidates are the nodes a target may be sized over: Ready, schedulable, matching
+// spec.nodes, the workload's first (with fromWorkload, the workload's only).
+func targetCandidates(req placement.Request) []tieredNode {
+	var eligible []corev1.Node
+	for _, n := range req.Nodes {
+		if req.Selector.Matches(labels.Set(n.Labels)) && placement.Ready(&n) && !n.Spec.Unschedulable {
+			eligible = append(eligible, n)
+		}
+	}
+	sort.Slice(eligible, func(i, j int) bool { return eligible[i].Name < eligible[j].Name })
+	cands := tiered(eligible, req.Pods)
+	if req.FromWorkload {
+		// The workload's nodes only, as placement takes them.
+		var own []tieredNode
+		for _, c := range cands {
+			if c.tier < 2 {
+				own = append(own, c)
+			}
+		}
+		cands = own
+	}
+	return cands
 }
 
 // tieredNode is a candidate node and its preference: 0 the workload's pods run there, 1 its

@@ -114,7 +114,6 @@ func (r *BurstBufferReconciler) checkTerminating(ctx context.Context, bb *v1alph
 // nothing is to be removed); or, with hurry, the clean pod did not start or failed.
 func (r *BurstBufferReconciler) superviseClean(ctx context.Context, s *scope, w *teardownWait) error {
 	bb := s.bb
-	log := logf.FromContext(ctx)
 	for i, name := range s.nodes {
 		ns := nodeStatus(bb, name)
 		if ns == nil || ns.Removal != "" {
@@ -123,7 +122,7 @@ func (r *BurstBufferReconciler) superviseClean(ctx context.Context, s *scope, w 
 		var node corev1.Node
 		if err := r.Get(ctx, client.ObjectKey{Name: name}, &node); apierrors.IsNotFound(err) {
 			ns.Removal = v1alpha1.RemovalNodeGone
-			log.Info("node gone: nothing left to remove there", "node", name, "phase", bb.Status.Phase)
+			logf.FromContext(ctx).Info("node gone: nothing left to remove there", "node", name, "phase", bb.Status.Phase)
 			r.event(bb, corev1.EventTypeWarning, "DataLeftOnNode", fmt.Sprintf("node %s is gone: %s on it was not removed by beeburst", name, nodetask.DataDir(bb)))
 			if err := r.deleteCleanPod(ctx, bb, i); err != nil {
 				return err
@@ -139,62 +138,69 @@ func (r *BurstBufferReconciler) superviseClean(ctx context.Context, s *scope, w 
 		} else if err != nil {
 			return err
 		}
-		if !pod.DeletionTimestamp.IsZero() {
-			if err := r.checkTerminating(ctx, bb, &pod, w); err != nil {
-				return err
-			}
-			continue
-		}
-		st, msg := nodetask.StateOf(&pod)
-		switch st {
-		case nodetask.Succeeded:
-			continue
-		case nodetask.Failed:
-			if bb.Spec.Teardown.Hurry {
-				r.abandon(ctx, bb, ns, fmt.Sprintf("removing it failed: %s", firstLine(msg)))
-				if err := r.deleteCleanPod(ctx, bb, i); err != nil {
-					return err
-				}
-				continue
-			}
-			w.stuck = append(w.stuck, fmt.Sprintf("removing %s on node %s failed: %s. beeburst retries; fix the cause on the node, or set spec.teardown.hurry: true to leave the data there",
-				nodetask.DataDir(bb), name, firstLine(msg)))
-			continue
-		}
-		if _, _, started := ranBetween(&pod, r.Now()); started {
-			w.waiting = append(w.waiting, fmt.Sprintf("removing %s on node %s", nodetask.DataDir(bb), name))
-			continue
-		}
-		missing, why, err := r.storagePathMissing(ctx, bb, &pod)
-		if err != nil {
+		if err := r.superviseCleanPod(ctx, bb, w, i, ns, &pod); err != nil {
 			return err
 		}
-		if missing {
-			ns.Removal = v1alpha1.RemovalNothingToRemove
-			log.Info("storage path missing on the node: nothing to remove", "node", name, "path", bb.Spec.Storage.Path, "phase", bb.Status.Phase)
-			r.event(bb, corev1.EventTypeNormal, "NothingToRemove", fmt.Sprintf("spec.storage.path %s does not exist on node %s: nothing was written there, nothing to remove", bb.Spec.Storage.Path, name))
-			if err := r.deleteCleanPod(ctx, bb, i); err != nil {
-				return err
-			}
-			continue
-		}
-		age := r.Now().Sub(pod.CreationTimestamp.Time)
-		if age < r.teardownTimeout() {
-			w.waiting = append(w.waiting, fmt.Sprintf("clean pod %s on node %s starting (%s)", pod.Name, name, why))
-			w.wake(min(eventsRecheck, r.teardownTimeout()-age))
-			continue
-		}
-		if bb.Spec.Teardown.Hurry {
-			r.abandon(ctx, bb, ns, fmt.Sprintf("its clean pod %s did not start within %s (%s)", pod.Name, r.teardownTimeout(), why))
-			if err := r.deleteCleanPod(ctx, bb, i); err != nil {
-				return err
-			}
-			continue
-		}
-		w.stuck = append(w.stuck, fmt.Sprintf("clean pod %s on node %s has not started after %s (%s): check the node (kubectl describe pod -n %s %s), or set spec.teardown.hurry: true to leave %s on that node",
-			pod.Name, name, age.Round(time.Second), why, bb.Namespace, pod.Name, nodetask.DataDir(bb)))
-		w.wake(eventsRecheck)
 	}
+	return nil
+}
+
+// superviseCleanPod follows node i's clean pod: one stopping is bounded like any other; one
+// that failed is retried, or with hurry its node's data is given up; one that never started
+// is cleanNotStarted's.
+func (r *BurstBufferReconciler) superviseCleanPod(ctx context.Context, bb *v1alpha1.BurstBuffer, w *teardownWait, i int, ns *v1alpha1.NodeStatus, pod *corev1.Pod) error {
+	if !pod.DeletionTimestamp.IsZero() {
+		return r.checkTerminating(ctx, bb, pod, w)
+	}
+	st, msg := nodetask.StateOf(pod)
+	switch st {
+	case nodetask.Succeeded:
+		return nil
+	case nodetask.Failed:
+		if bb.Spec.Teardown.Hurry {
+			r.abandon(ctx, bb, ns, fmt.Sprintf("removing it failed: %s", firstLine(msg)))
+			return r.deleteCleanPod(ctx, bb, i)
+		}
+		w.stuck = append(w.stuck, fmt.Sprintf("removing %s on node %s failed: %s. beeburst retries; fix the cause on the node, or set spec.teardown.hurry: true to leave the data there",
+			nodetask.DataDir(bb), ns.Name, firstLine(msg)))
+		return nil
+	}
+	if _, _, started := ranBetween(pod, r.Now()); started {
+		w.waiting = append(w.waiting, fmt.Sprintf("removing %s on node %s", nodetask.DataDir(bb), ns.Name))
+		return nil
+	}
+	return r.cleanNotStarted(ctx, bb, w, i, ns, pod)
+}
+
+// cleanNotStarted handles a clean pod that has not started: a storage path the kubelet
+// cannot find means nothing was written there (the node is settled); otherwise it may start
+// late, up to the teardown bound, past which hurry gives the data up and without hurry the
+// status says what to look at.
+func (r *BurstBufferReconciler) cleanNotStarted(ctx context.Context, bb *v1alpha1.BurstBuffer, w *teardownWait, i int, ns *v1alpha1.NodeStatus, pod *corev1.Pod) error {
+	name := ns.Name
+	missing, why, err := r.storagePathMissing(ctx, bb, pod)
+	if err != nil {
+		return err
+	}
+	if missing {
+		ns.Removal = v1alpha1.RemovalNothingToRemove
+		logf.FromContext(ctx).Info("storage path missing on the node: nothing to remove", "node", name, "path", bb.Spec.Storage.Path, "phase", bb.Status.Phase)
+		r.event(bb, corev1.EventTypeNormal, "NothingToRemove", fmt.Sprintf("spec.storage.path %s does not exist on node %s: nothing was written there, nothing to remove", bb.Spec.Storage.Path, name))
+		return r.deleteCleanPod(ctx, bb, i)
+	}
+	age := r.Now().Sub(pod.CreationTimestamp.Time)
+	if age < r.teardownTimeout() {
+		w.waiting = append(w.waiting, fmt.Sprintf("clean pod %s on node %s starting (%s)", pod.Name, name, why))
+		w.wake(min(eventsRecheck, r.teardownTimeout()-age))
+		return nil
+	}
+	if bb.Spec.Teardown.Hurry {
+		r.abandon(ctx, bb, ns, fmt.Sprintf("its clean pod %s did not start within %s (%s)", pod.Name, r.teardownTimeout(), why))
+		return r.deleteCleanPod(ctx, bb, i)
+	}
+	w.stuck = append(w.stuck, fmt.Sprintf("clean pod %s on node %s has not started after %s (%s): check the node (kubectl describe pod -n %s %s), or set spec.teardown.hurry: true to leave %s on that node",
+		pod.Name, name, age.Round(time.Second), why, bb.Namespace, pod.Name, nodetask.DataDir(bb)))
+	w.wake(eventsRecheck)
 	return nil
 }
 

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -31,11 +30,13 @@ import (
 // reported (METHOD.md stage 2).
 const belowDocumentedShare = 0.9
 
-// reconcileValidation runs the stages the profile asks for, within the time budget. Each
-// stage publishes as soon as it has figures, so a budget cut keeps what was measured. It
-// measures only while it holds the measuring locks of all its nodes (nodelock.go); the
-// budget starts when it first holds them.
-func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+// reconcileValidationGate decides whether stages 2-4 measure on this visit (s.measuring):
+// not with validation.profile none, not once validated (a burst buffer is not re-validated),
+// not past the time budget (cutShort publishes what was measured). It measures only while
+// it holds the measuring locks of all its nodes (nodelock.go); the budget starts when it first
+// holds them, and a burst buffer that holds or queues for a lock renews its place here on
+// every visit. The measuring steps after it skip themselves unless s.measuring.
+func (r *BurstBufferReconciler) reconcileValidationGate(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	bb := s.bb
 	if bb.Spec.Validation.Profile == v1alpha1.ProfileNone {
 		msg := "validation.profile is none: only stage-1 limits (from the hardware) are published"
@@ -44,8 +45,8 @@ func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scop
 		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 	}
 	if conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) {
-		// Measured once; a burst buffer is not re-validated. The locks go back once the last
-		// measuring pod is gone (a budget cut deletes them; their end is an event).
+		// Measured once. The locks go back once the last measuring pod is gone (a budget cut
+		// deletes them; their end is an event).
 		deleted, err := r.tidyMeasuringPods(ctx, bb)
 		if err != nil || deleted > 0 {
 			// The cache does not show the deletions yet; their events bring the visit that
@@ -54,7 +55,6 @@ func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scop
 		}
 		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 	}
-	// A burst buffer that holds or queues for a lock renews its place on every visit.
 	if held, queued, err := r.heldLeases(ctx, bb); err != nil {
 		return ctrl.Result{}, false, err
 	} else if len(held)+len(queued) > 0 {
@@ -65,28 +65,42 @@ func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scop
 	if refusedBySpec(bb) {
 		return ctrl.Result{}, false, nil // a node has too little space: nothing more to measure
 	}
-	now := r.Now()
-	if start := bb.Status.ValidationStartTime; start != nil && !now.Before(start.Add(budget(bb))) {
+	if start := bb.Status.ValidationStartTime; start != nil && !r.Now().Before(start.Add(budget(bb))) {
 		if err := r.cutShort(ctx, s); err != nil {
 			return ctrl.Result{}, false, err
 		}
 		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 	}
+	s.measuring = true
+	return ctrl.Result{}, true, nil
+}
 
-	done, err := r.reconcileComponents(ctx, s)
-	if err == nil && done {
-		done, err = r.reconcileSweep(ctx, s)
+// measuring runs a step of stages 2-4 only while validation measures (s.measuring, set by
+// reconcileValidationGate). Each stage publishes as soon as it has figures, so a budget cut
+// keeps what was measured. A step that is not done leaves the visit waiting for a pod's end
+// (an event) or a clock: the budget's end, the lock queue's next look, the locks' renewal.
+// A step that failed leaves nothing running: the nodes go to the next burst buffer.
+func (r *BurstBufferReconciler) measuring(inner step) step {
+	return func(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+		if !s.measuring {
+			return ctrl.Result{}, true, nil
+		}
+		res, done, err := inner(ctx, s)
+		if err != nil || done {
+			return res, done, err
+		}
+		return r.waitMeasuring(ctx, s)
 	}
-	if err != nil {
-		return ctrl.Result{}, false, err
-	}
-	if done {
-		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
-	}
+}
+
+// waitMeasuring is when the next visit comes while stages 2-4 wait, with the locks given
+// back when nothing of this burst buffer measures any more.
+func (r *BurstBufferReconciler) waitMeasuring(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	now := r.Now()
 	var wake time.Duration
-	if start := bb.Status.ValidationStartTime; start != nil {
+	if start := s.bb.Status.ValidationStartTime; start != nil {
 		// The budget is a clock: wake up when it runs out even if no pod changes.
-		wake = start.Add(budget(bb)).Sub(now)
+		wake = start.Add(budget(s.bb)).Sub(now)
 	}
 	if w := s.locks.wait; w != nil {
 		r.queued(ctx, s, w)
@@ -95,8 +109,22 @@ func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scop
 	if s.locks.held {
 		wake = minPositive(wake, lockDuration/2) // renew the locks while measuring
 	}
-	// A stage that failed leaves nothing running: the nodes go to the next burst buffer.
 	return ctrl.Result{RequeueAfter: wake}, false, r.releaseIfIdle(ctx, s, false)
+}
+
+// reconcileValidationDone closes stages 2-4 once every measuring step is done: the Validated
+// condition sums them up and the nodes' measuring locks go back.
+func (r *BurstBufferReconciler) reconcileValidationDone(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	if !s.measuring {
+		return ctrl.Result{}, true, nil
+	}
+	bb := s.bb
+	msg := s.sweepSummary
+	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
+		msg += "; workloads as a share of stage 3: " + workloadSummary(bb.Status.Limits.Workloads)
+	}
+	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
+	return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 }
 
 // queued says in the status that the burst buffer waits for a node, on the first stage
@@ -150,117 +178,167 @@ func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
 		client.MatchingLabelsSelector{Selector: probeSelector(bb)})
 }
 
-// reconcileComponents is stage 2: each node's device measured on its own (fio, direct I/O)
-// beside its documented figure, results reused from recent probes of the same node and path.
-func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scope) (bool, error) {
+// stage2 is what stage 2's steps found on this visit, for the steps after them.
+type stage2 struct {
+	// figures are each node's device figures, measured or reused; reused says which came
+	// from another burst buffer's probe, no older than maxAge.
+	figures map[string]nodecache.Figures
+	reused  map[string]bool
+	maxAge  time.Duration
+	// pairs are the measured links; sb is the engine's StorageBench run (nil without one).
+	pairs []netPair
+	sb    *storageBenchRun
+}
+
+// componentsMeasured: stage 2 is done (or was skipped or cut short), its steps skip.
+func componentsMeasured(bb *v1alpha1.BurstBuffer) bool {
+	return conditionIs(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue)
+}
+
+// reconcileDeviceProbes is stage 2's first step: each node's device measured on its own (fio,
+// direct I/O) beside its documented figure, results reused from recent probes of the same
+// node and path. One measurement per node at a time, within a burst buffer too: the network
+// probe's iperf3 and the device probe's fio on the same node share its CPUs, and on a busy or
+// emulated node (the testbed's QEMU guests) each measured a fraction of its component. So the
+// links are measured after every device probe ended.
+func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	bb := s.bb
-	if conditionIs(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue) {
-		return true, nil
+	if componentsMeasured(bb) {
+		return ctrl.Result{}, true, nil
 	}
-	maxAge := time.Hour
+	s.stage2 = stage2{figures: map[string]nodecache.Figures{}, reused: map[string]bool{}, maxAge: time.Hour}
 	if reuse := bb.Spec.Validation.ReuseComponentResultsFor; reuse != "" {
 		if d, err := reuse.Parse(); err == nil {
-			maxAge = d
+			s.stage2.maxAge = d
 		}
 	}
-	figures := map[string]nodecache.Figures{}
-	reused := map[string]bool{}
 	var pending, failures []string
 	for i, node := range s.nodes {
-		linkAddress := linkDiscoveryAddress(bb, s.nodeObj(node))
-		if f, ok := r.cachedFigures(ctx, node); ok && f.Fresh(bb.Spec.Storage.Path, maxAge, r.Now()) &&
-			(linkAddress == "" || f.Hardware != nil && f.Hardware.LinkAddress == linkAddress) {
-			// Figures this burst buffer measured itself on an earlier visit are its own, not
-			// reused. A result whose probe did not read the link this burst buffer needs is
-			// not reused: the probe runs again.
-			figures[node], reused[node] = f, f.MeasuredBy != bb.Namespace+"/"+bb.Name
-			continue
-		}
-		st, msg, pod, err := r.runMeasuring(ctx, s, r.deviceProbePod(bb, i, node, linkAddress))
-		if err != nil {
-			return false, err
-		}
-		switch st {
-		case nodetask.Running:
+		st, failure, err := r.deviceFigures(ctx, s, i, node)
+		switch {
+		case err != nil:
+			return ctrl.Result{}, false, err
+		case failure != "":
+			failures = append(failures, "device probe on "+failure)
+		case st == nodetask.Running:
 			pending = append(pending, node)
-		case nodetask.Failed:
-			failures = append(failures, fmt.Sprintf("node %s: %s", node, reportMessage(msg)))
-		case nodetask.Succeeded:
-			f, err := deviceFigures(msg)
-			if err != nil {
-				failures = append(failures, fmt.Sprintf("node %s: %v", node, err))
-				continue
-			}
-			f.Node, f.StoragePath, f.MeasuredBy = node, bb.Spec.Storage.Path, bb.Namespace+"/"+bb.Name
-			if f.Conditions, err = r.probeConditions(ctx, s, pod, f); err != nil {
-				return false, err
-			}
-			figures[node] = f
 		}
 	}
-	if recordDiscovered(bb, figures) {
+	if recordDiscovered(bb, s.stage2.figures) {
 		// Stage 1 is recomputed as soon as discovery brings a figure nothing documented.
 		estimate(s)
-	}
-	for i := range failures {
-		failures[i] = "device probe on " + failures[i]
 	}
 	if len(failures) > 0 {
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 			strings.Join(failures, "; "))
-		return false, nil
+		return ctrl.Result{}, false, nil
 	}
-	// One measurement per node at a time, within a burst buffer too: the network probe's
-	// iperf3 and the device probe's fio on the same node share its CPUs, and on a busy or
-	// emulated node (the testbed's QEMU guests) each measured a fraction of its component.
-	// So the links are measured after every device probe ended.
 	if len(pending) > 0 {
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
 			fmt.Sprintf("probing: devices of %d of %d node(s) measured; the links next", len(s.nodes)-len(pending), len(s.nodes)))
-		return false, nil
+		return ctrl.Result{}, false, nil
 	}
-	// Links are measured every time: a pair's figure depends on both ends, so it is not kept
-	// per node for reuse.
-	pairs, netDone, netFailures, err := r.reconcileNetwork(ctx, s)
+	return ctrl.Result{}, true, nil
+}
+
+// deviceFigures puts node i's device figures into s.stage2: fresh ones from the per-node
+// cache, else its probe's once it ended. failure says why a probe gave none.
+func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i int, node string) (nodetask.State, string, error) {
+	bb, run := s.bb, &s.stage2
+	linkAddress := linkDiscoveryAddress(bb, s.nodeObj(node))
+	if f, ok := r.cachedFigures(ctx, node); ok && f.Fresh(bb.Spec.Storage.Path, run.maxAge, r.Now()) &&
+		(linkAddress == "" || f.Hardware != nil && f.Hardware.LinkAddress == linkAddress) {
+		// Figures this burst buffer measured itself on an earlier visit are its own, not
+		// reused. A result whose probe did not read the link this burst buffer needs is not
+		// reused: the probe runs again.
+		run.figures[node], run.reused[node] = f, f.MeasuredBy != bb.Namespace+"/"+bb.Name
+		return nodetask.Succeeded, "", nil
+	}
+	st, msg, pod, err := r.runMeasuring(ctx, s, nodetask.DeviceProbePod(bb, r.AgentImage, i, node, linkAddress))
+	if err != nil || st != nodetask.Succeeded {
+		if st == nodetask.Failed {
+			return st, fmt.Sprintf("node %s: %s", node, reportMessage(msg)), err
+		}
+		return st, "", err
+	}
+	f, err := probeFigures(msg)
 	if err != nil {
-		return false, err
+		return st, fmt.Sprintf("node %s: %v", node, err), nil
 	}
-	if len(netFailures) > 0 {
+	f.Node, f.StoragePath, f.MeasuredBy = node, bb.Spec.Storage.Path, bb.Namespace+"/"+bb.Name
+	if f.Conditions, err = r.probeConditions(ctx, s, pod, f); err != nil {
+		return st, "", err
+	}
+	run.figures[node] = f
+	return st, "", nil
+}
+
+// reconcileNetwork is stage 2's links, once every device probe ended. They are measured every
+// time: a pair's figure depends on both ends, so it is not kept per node for reuse.
+func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	bb := s.bb
+	if componentsMeasured(bb) {
+		return ctrl.Result{}, true, nil
+	}
+	pairs, done, failures, err := r.probeLinks(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if len(failures) > 0 {
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
-			strings.Join(netFailures, "; "))
-		return false, nil
+			strings.Join(failures, "; "))
+		return ctrl.Result{}, false, nil
 	}
-	if !netDone {
+	if !done {
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
 			fmt.Sprintf("probing: devices of %d node(s) measured, links of %d of %d pair(s)", len(s.nodes), len(pairs), len(s.nodes)))
-		return false, nil
+		return ctrl.Result{}, false, nil
 	}
-	// The engine's own component test of its targets, after the device probes (beegfs only).
-	sb, sbDone, err := r.reconcileStorageBench(ctx, s, figures)
-	if err != nil {
-		return false, err
-	}
-	if !sbDone {
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
-			fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured; BeeGFS StorageBench running on the storage targets", len(s.nodes), len(pairs)))
-		return false, nil
-	}
+	s.stage2.pairs = pairs
+	return ctrl.Result{}, true, nil
+}
 
-	r.publishComponents(s, figures, reused, pairs, sb)
-	if msg := capacityShortfall(bb, s.nodes, figures); msg != "" {
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity, msg)
-		return false, nil
+// reconcileStorageBench is the engine's own component test of its targets, after the device
+// probes (beegfs only; other engines skip it).
+func (r *BurstBufferReconciler) reconcileStorageBench(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	if componentsMeasured(s.bb) {
+		return ctrl.Result{}, true, nil
 	}
-	reason, msg := v1alpha1.ReasonMeasured, fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured", len(s.nodes), len(pairs))
-	if sb != nil {
-		if sb.outcome.Failure != "" {
+	sb, done, err := r.runStorageBench(ctx, s, s.stage2.figures)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if !done {
+		setCondition(s.bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
+			fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured; BeeGFS StorageBench running on the storage targets", len(s.nodes), len(s.stage2.pairs)))
+		return ctrl.Result{}, false, nil
+	}
+	s.stage2.sb = sb
+	return ctrl.Result{}, true, nil
+}
+
+// reconcileComponentLimits closes stage 2: the figures published with the limits recomputed
+// from them, the capacity asked for held against the free space found, and the condition.
+func (r *BurstBufferReconciler) reconcileComponentLimits(_ context.Context, s *scope) (ctrl.Result, bool, error) {
+	bb, run := s.bb, s.stage2
+	if componentsMeasured(bb) {
+		return ctrl.Result{}, true, nil
+	}
+	r.publishComponents(s, run.figures, run.reused, run.pairs, run.sb)
+	if msg := capacityShortfall(bb, s.nodes, run.figures); msg != "" {
+		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity, msg)
+		return ctrl.Result{}, false, nil
+	}
+	reason, msg := v1alpha1.ReasonMeasured, fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured", len(s.nodes), len(run.pairs))
+	if run.sb != nil {
+		if run.sb.outcome.Failure != "" {
 			msg += "; BeeGFS StorageBench gave no figures (see warnings)"
 		} else {
-			msg += fmt.Sprintf("; BeeGFS StorageBench on %d storage target(s)", len(sb.outcome.Result.Targets))
+			msg += fmt.Sprintf("; BeeGFS StorageBench on %d storage target(s)", len(run.sb.outcome.Result.Targets))
 		}
 	}
-	if n := count(reused); n > 0 {
-		msg += fmt.Sprintf(" (%d device figure(s) reused from other burst buffers' probes, younger than %s)", n, maxAge)
+	if n := count(run.reused); n > 0 {
+		msg += fmt.Sprintf(" (%d device figure(s) reused from other burst buffers' probes, younger than %s)", n, run.maxAge)
 		if n == len(s.nodes) {
 			reason = v1alpha1.ReasonReused
 		}
@@ -269,7 +347,7 @@ func (r *BurstBufferReconciler) reconcileComponents(ctx context.Context, s *scop
 		msg += fmt.Sprintf("; write limit %s (%s)", rate(c.Write.LimitBytesPerSecond), c.Write.Bottleneck)
 	}
 	setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, reason, msg)
-	return true, nil
+	return ctrl.Result{}, true, nil
 }
 
 // publishComponents writes stage 2 into the status: documented beside measured per node,
@@ -349,27 +427,6 @@ func belowDocumented(node, component string, c *v1alpha1.ComponentFigure) []v1al
 	}}
 }
 
-// deviceProbePod runs fio on the node's burst buffer directory: write, then read, direct I/O,
-// large blocks, several jobs, sized from free space, files removed afterwards. The agent also
-// reads the device's model from sysfs and, given linkAddress, the speed of the interface that
-// carries it: only then does the pod run in the host network, since a pod's own network
-// namespace shows its veth, not the node's interface.
-func (r *BurstBufferReconciler) deviceProbePod(bb *v1alpha1.BurstBuffer, i int, node, linkAddress string) *corev1.Pod {
-	runtime := "3s"
-	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
-		runtime = "10s"
-	}
-	args := []string{"probe-device", "--dir", nodetask.InHost(bb, nodetask.DataDir(bb)),
-		"--runtime", runtime, "--jobs", "4", "--bs", "1M", "--timeout", "3m"}
-	if linkAddress != "" {
-		args = append(args, "--link-address", linkAddress)
-	}
-	return nodetask.Pod(bb, nodetask.Spec{
-		Component: nodetask.ComponentProbeDevice, Index: i, Node: node, Image: r.AgentImage,
-		Args: args, DeadlineSeconds: 300, MountStorage: true, HostNetwork: linkAddress != "",
-	})
-}
-
 // linkDiscoveryAddress is the node's InternalIP when its link speed must be discovered:
 // neither spec.hardware nor the node's labels document it. Empty otherwise, and for a node
 // without an InternalIP.
@@ -407,10 +464,10 @@ func recordDiscovered(bb *v1alpha1.BurstBuffer, figures map[string]nodecache.Fig
 	return changed
 }
 
-// deviceFigures reads a device probe's report from its termination message.
-func deviceFigures(msg string) (nodecache.Figures, error) {
-	var rep bench.Report
-	if err := json.Unmarshal([]byte(msg), &rep); err != nil {
+// probeFigures reads a device probe's report from its termination message.
+func probeFigures(msg string) (nodecache.Figures, error) {
+	rep, err := readReport(msg)
+	if err != nil {
 		return nodecache.Figures{}, fmt.Errorf("unreadable probe report: %v", err)
 	}
 	if rep.Phase != bench.PhaseSucceeded {

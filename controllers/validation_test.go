@@ -152,10 +152,10 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		// Stage 3 (quick): all nodes x {1, 4} processes, one point after the other.
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonSweeping))
 		Consistently(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "quick-sweep-1000"}, &corev1.Pod{})
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "quick-sweep-1-0"}, &corev1.Pod{})
 		}, time.Second).ShouldNot(Succeed(), "the second point must wait for the first")
-		finishPod(ctx, ns, "quick-sweep-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 250e6, 300e6))
-		finishPod(ctx, ns, "quick-sweep-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 120e6, 300e6))
+		finishPod(ctx, ns, "quick-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 250e6, 300e6))
+		finishPod(ctx, ns, "quick-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 120e6, 300e6))
 		// The first point is published at once (a budget cut would keep it).
 		Eventually(func() int32 {
 			if l := get(ctx, bb).Status.Limits; l != nil && l.Sweep != nil {
@@ -163,8 +163,8 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 			}
 			return 0
 		}, timeout).Should(Equal(int32(1)))
-		finishPod(ctx, ns, "quick-sweep-1000", corev1.PodSucceeded, idealReport(ns+"-a", 4, 290e6, 390e6))
-		finishPod(ctx, ns, "quick-sweep-1001", corev1.PodSucceeded, idealReport(ns+"-b", 4, 140e6, 380e6))
+		finishPod(ctx, ns, "quick-sweep-1-0", corev1.PodSucceeded, idealReport(ns+"-a", 4, 290e6, 390e6))
+		finishPod(ctx, ns, "quick-sweep-1-1", corev1.PodSucceeded, idealReport(ns+"-b", 4, 140e6, 380e6))
 
 		Eventually(condition(ctx, bb, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReady))
 		cur = get(ctx, bb)
@@ -213,8 +213,8 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		finishPod(ctx, ns, "std-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
 		finishPod(ctx, ns, "std-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 300e6, 400e6))
 		finishNetwork(ctx, ns, "std", []string{ns + "-a", ns + "-b"}, 118e6)
-		finishPod(ctx, ns, "std-sweep-0", corev1.PodSucceeded, idealReport(ns+"-a", 4, 290e6, 390e6))
-		finishPod(ctx, ns, "std-sweep-1", corev1.PodSucceeded, idealReport(ns+"-b", 4, 290e6, 390e6))
+		finishPod(ctx, ns, "std-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 4, 290e6, 390e6))
+		finishPod(ctx, ns, "std-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 4, 290e6, 390e6))
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonSweeping))
 		workload := func(op string, bytes, ops float64) string {
 			b, _ := json.Marshal(bench.Report{Command: "workload", Tool: "fio", Phase: bench.PhaseSucceeded,
@@ -222,12 +222,12 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 			return string(b)
 		}
 		// One kind after another, on both nodes.
-		finishPod(ctx, ns, "std-bench-0", corev1.PodSucceeded, workload("write", 145e6, 145))
-		finishPod(ctx, ns, "std-bench-1", corev1.PodSucceeded, workload("write", 145e6, 145))
-		finishPod(ctx, ns, "std-bench-1000", corev1.PodSucceeded, workload("randwrite", 29e6, 7080))
-		finishPod(ctx, ns, "std-bench-1001", corev1.PodSucceeded, workload("randwrite", 29e6, 7080))
-		finishPod(ctx, ns, "std-bench-2000", corev1.PodSucceeded, workload("create", 0, 5000))
-		finishPod(ctx, ns, "std-bench-2001", corev1.PodSucceeded, workload("create", 0, 5000))
+		finishPod(ctx, ns, "std-bench-0-0", corev1.PodSucceeded, workload("write", 145e6, 145))
+		finishPod(ctx, ns, "std-bench-0-1", corev1.PodSucceeded, workload("write", 145e6, 145))
+		finishPod(ctx, ns, "std-bench-1-0", corev1.PodSucceeded, workload("randwrite", 29e6, 7080))
+		finishPod(ctx, ns, "std-bench-1-1", corev1.PodSucceeded, workload("randwrite", 29e6, 7080))
+		finishPod(ctx, ns, "std-bench-2-0", corev1.PodSucceeded, workload("create", 0, 5000))
+		finishPod(ctx, ns, "std-bench-2-1", corev1.PodSucceeded, workload("create", 0, 5000))
 		Eventually(condition(ctx, bb, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReady))
 		ws := get(ctx, bb).Status.Limits.Workloads
 		Expect(ws).To(HaveLen(3))
@@ -248,8 +248,8 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		finishPod(ctx, ns, "cache-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 300e6, 400e6))
 		finishNetwork(ctx, ns, "cache", []string{ns + "-a", ns + "-b"}, 118e6)
 		// Page cache: 2 GB/s from a 300 MB/s device.
-		finishPod(ctx, ns, "cache-sweep-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 2e9, 300e6))
-		finishPod(ctx, ns, "cache-sweep-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 2e9, 300e6))
+		finishPod(ctx, ns, "cache-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 2e9, 300e6))
+		finishPod(ctx, ns, "cache-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 2e9, 300e6))
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
 		cur := get(ctx, bb)
 		Expect(cur.Status.Limits.Sweep.Write).To(BeNil(), "an invalid figure must not be published as a limit")
@@ -299,7 +299,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		// removes its files; envtest has no kubelet, so the pod only gets its deletion mark).
 		Eventually(func() bool {
 			var pod corev1.Pod
-			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "budget-sweep-0"}, &pod)
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "budget-sweep-0-0"}, &pod)
 			return apierrors.IsNotFound(err) || pod.DeletionTimestamp != nil
 		}, timeout).Should(BeTrue())
 	})
@@ -314,8 +314,8 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		finishNetwork(ctx, ns, "first", []string{ns + "-a", ns + "-b"}, 118e6)
 		Eventually(condition(ctx, first, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
 		// The first one measures its nodes to the end before the second may (nodelock.go).
-		finishPod(ctx, ns, "first-sweep-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 290e6, 390e6))
-		finishPod(ctx, ns, "first-sweep-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 280e6, 390e6))
+		finishPod(ctx, ns, "first-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 290e6, 390e6))
+		finishPod(ctx, ns, "first-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 280e6, 390e6))
 		Eventually(condition(ctx, first, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
 
 		second := quickBB("second")
@@ -329,8 +329,8 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(*comp.Nodes[0].DeviceWrite.MeasuredBytesPerSecond).To(Equal(int64(310e6)))
 		Expect(comp.Write.LimitBytesPerSecond).To(Equal(int64(600e6)))
 		for k, procs := range []int{1, 4} {
-			finishPod(ctx, ns, fmt.Sprintf("second-sweep-%d", 1000*k), corev1.PodSucceeded, idealReport(ns+"-a", procs, 290e6, 390e6))
-			finishPod(ctx, ns, fmt.Sprintf("second-sweep-%d", 1000*k+1), corev1.PodSucceeded, idealReport(ns+"-b", procs, 280e6, 390e6))
+			finishPod(ctx, ns, fmt.Sprintf("second-sweep-%d-0", k), corev1.PodSucceeded, idealReport(ns+"-a", procs, 290e6, 390e6))
+			finishPod(ctx, ns, fmt.Sprintf("second-sweep-%d-1", k), corev1.PodSucceeded, idealReport(ns+"-b", procs, 280e6, 390e6))
 		}
 		Eventually(condition(ctx, second, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
 

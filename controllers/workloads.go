@@ -2,13 +2,14 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -17,16 +18,20 @@ import (
 // as a share of the limit found below it (METHOD.md): shared-file N-1, small random I/O,
 // metadata.
 var workloadKinds = []struct{ kind, name string }{
-	{"sharedfile", "sharedFile"},
-	{"random4k", "random4k"},
-	{"metadata", "metadata"},
+	{agentapi.KindSharedFile, "sharedFile"},
+	{agentapi.KindRandom4k, "random4k"},
+	{agentapi.KindMetadata, "metadata"},
 }
 
-// reconcileWorkloads runs the workload benchmarks on every node, one kind after another (they
-// must not share the devices), and publishes each operation's aggregate beside the stage-3
-// best of the same direction.
-func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope) (bool, error) {
+// reconcileWorkloads runs, with the standard profile once stage 3 is done, the software
+// factors, each against the limit stage 3 found: the workload benchmarks on every node, one
+// kind after another (they must not share the devices), each operation's aggregate published
+// beside the stage-3 best of the same direction. Other profiles skip it.
+func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	bb := s.bb
+	if bb.Spec.Validation.Profile != v1alpha1.ProfileStandard {
+		return ctrl.Result{}, true, nil
+	}
 	procs := 4
 	if sw := bb.Status.Limits.Sweep; sw != nil && sw.Write != nil && sw.Write.Plateau.ProcessesPerNode > 0 {
 		procs = int(sw.Write.Plateau.ProcessesPerNode)
@@ -35,39 +40,33 @@ func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope
 	for k, w := range workloadKinds {
 		var reports []bench.Report
 		for i, node := range s.nodes {
-			pod := nodetask.Pod(bb, nodetask.Spec{
-				Component: nodetask.ComponentBench, Index: k*1000 + i, Node: node, Image: r.AgentImage,
-				Args: []string{"workload", "--kind", w.kind, "--dir", nodetask.FileSystemMount,
-					"--procs", fmt.Sprint(procs), "--runtime", "5s", "--timeout", "3m"},
-				DeadlineSeconds: 300, MountFileSystem: true,
-			})
-			st, msg, _, err := r.runMeasuring(ctx, s, pod)
+			st, msg, _, err := r.runMeasuring(ctx, s, nodetask.WorkloadPod(bb, r.AgentImage, k, i, node, w.kind, procs))
 			if err != nil {
-				return false, err
+				return ctrl.Result{}, false, err
 			}
 			switch st {
 			case nodetask.Running:
 				bb.Status.Limits.Workloads = results
 				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
 					fmt.Sprintf("stage 3 done; workload benchmark %s (%d of %d) running", w.name, k+1, len(workloadKinds)))
-				return false, nil
+				return ctrl.Result{}, false, nil
 			case nodetask.Failed:
 				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 					fmt.Sprintf("workload benchmark %s failed on node %s: %s", w.name, node, reportMessage(msg)))
-				return false, nil
+				return ctrl.Result{}, false, nil
 			}
-			var rep bench.Report
-			if err := json.Unmarshal([]byte(msg), &rep); err != nil || rep.Phase != bench.PhaseSucceeded {
+			rep, err := readReport(msg)
+			if err != nil || rep.Phase != bench.PhaseSucceeded {
 				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 					fmt.Sprintf("workload benchmark %s on node %s: unreadable or failed report", w.name, node))
-				return false, nil
+				return ctrl.Result{}, false, nil
 			}
 			reports = append(reports, rep)
 		}
 		results = append(results, aggregateWorkload(bb, w.name, reports)...)
 	}
 	bb.Status.Limits.Workloads = results
-	return true, nil
+	return ctrl.Result{}, true, nil
 }
 
 // aggregateWorkload sums each operation over the nodes (the local engine's nodes share

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
 )
 
@@ -29,13 +30,13 @@ type dataFlags struct {
 
 func (f *dataFlags) add(c *cobra.Command, procsName string, procsDefault int, runtime time.Duration) {
 	fl := c.Flags()
-	fl.StringVar(&f.dir, "dir", "", "directory to test (node-local path or the burst buffer's mount); files go to a new subdirectory, removed afterwards")
+	fl.StringVar(&f.dir, agentapi.FlagDir, "", "directory to test (node-local path or the burst buffer's mount); files go to a new subdirectory, removed afterwards")
 	fl.StringVar(&f.size, "size", "auto", "file size per process, e.g. 256M; auto: min(1GiB, 10% of free space / processes)")
 	fl.IntVar(&f.procs, procsName, procsDefault, "processes (fio jobs)")
-	fl.StringVar(&f.bs, "bs", "1M", "block size of each I/O call")
-	fl.DurationVar(&f.runtime, "runtime", runtime, "runtime of each phase (write, read); whole seconds")
+	fl.StringVar(&f.bs, agentapi.FlagBlockSize, "1M", "block size of each I/O call")
+	fl.DurationVar(&f.runtime, agentapi.FlagRuntime, runtime, "runtime of each phase (write, read); whole seconds")
 	fl.BoolVar(&f.direct, "direct", true, "direct I/O (O_DIRECT), bypassing the page cache")
-	_ = c.MarkFlagRequired("dir")
+	_ = c.MarkFlagRequired(agentapi.FlagDir)
 }
 
 // options resolves the flags into fio options for files in wd (sized from dir's free space).
@@ -102,7 +103,7 @@ func newProbeDevice(g *globals, stdout io.Writer) *cobra.Command {
 	f := &dataFlags{}
 	var sys, linkAddress string
 	c := &cobra.Command{
-		Use:   "probe-device --dir DIR",
+		Use:   agentapi.CmdProbeDevice + " --dir DIR",
 		Short: "stage 2: fio on a node-local path (direct I/O, large sequential blocks, several jobs; write then read)",
 		Long: `Writes --jobs new files in a new subdirectory of --dir with large sequential blocks and
 direct I/O for --runtime, then reads back what was written for --runtime. Files are sized from
@@ -115,7 +116,7 @@ speed of the interface that carries that address (in a pod this needs the host n
 The Report's "hardware" holds them; what cannot be read or trusted is left out with a note.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return runReport(g, stdout, "probe-device", func(ctx context.Context, r *bench.Report) error {
+			return runReport(g, stdout, agentapi.CmdProbeDevice, func(ctx context.Context, r *bench.Report) error {
 				r.Tool = bench.ToolFio
 				if free, err := freeBytes(f.dir); err == nil {
 					r.FreeBytes = int64(free)
@@ -139,8 +140,8 @@ The Report's "hardware" holds them; what cannot be read or trusted is left out w
 			})
 		},
 	}
-	f.add(c, "jobs", 4, 10*time.Second)
+	f.add(c, agentapi.FlagJobs, 4, 10*time.Second)
 	c.Flags().StringVar(&sys, "sys", "/sys", "where sysfs is mounted (hardware discovery)")
-	c.Flags().StringVar(&linkAddress, "link-address", "", "the node's address (its InternalIP): report the speed of the interface that carries it")
+	c.Flags().StringVar(&linkAddress, agentapi.FlagLinkAddress, "", "the node's address (its InternalIP): report the speed of the interface that carries it")
 	return c
 }

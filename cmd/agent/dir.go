@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
 )
 
@@ -17,16 +18,16 @@ import (
 // provisioning and teardown, run by the operator as one-shot pods on each node).
 func newDir(g *globals, stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "dir create|remove --path DIR",
+		Use:   agentapi.CmdDir + " create|remove --path DIR",
 		Short: "make or remove a burst buffer's node-local directory",
 	}
 	var path string
 	create := &cobra.Command{
-		Use:   "create --path DIR",
+		Use:   agentapi.CmdDirCreate + " --path DIR",
 		Short: "make DIR (and its parents) writable by the job's processes, whatever their uid",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return runReport(g, stdout, "dir-create", func(context.Context, *bench.Report) error {
+			return runReport(g, stdout, agentapi.CmdDir+"-"+agentapi.CmdDirCreate, func(context.Context, *bench.Report) error {
 				if err := checkDataDir(path); err != nil {
 					return err
 				}
@@ -40,11 +41,11 @@ func newDir(g *globals, stdout io.Writer) *cobra.Command {
 		},
 	}
 	remove := &cobra.Command{
-		Use:   "remove --path DIR",
+		Use:   agentapi.CmdDirRemove + " --path DIR",
 		Short: "remove DIR and everything in it",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return runReport(g, stdout, "dir-remove", func(context.Context, *bench.Report) error {
+			return runReport(g, stdout, agentapi.CmdDir+"-"+agentapi.CmdDirRemove, func(context.Context, *bench.Report) error {
 				if err := checkDataDir(path); err != nil {
 					return err
 				}
@@ -53,8 +54,8 @@ func newDir(g *globals, stdout io.Writer) *cobra.Command {
 		},
 	}
 	for _, sub := range []*cobra.Command{create, remove} {
-		sub.Flags().StringVar(&path, "path", "", "the burst buffer's directory (must lie below a directory named beeburst)")
-		_ = sub.MarkFlagRequired("path")
+		sub.Flags().StringVar(&path, agentapi.FlagPath, "", "the burst buffer's directory (must lie below a directory named beeburst)")
+		_ = sub.MarkFlagRequired(agentapi.FlagPath)
 		c.AddCommand(sub)
 	}
 	return c

@@ -5,7 +5,10 @@ one machine to check it before trusting it.
 
 # Contract with the controller
 
-Every benchmark subcommand prints one bench.Report (JSON) on stdout. In a pod:
+The operator launches the agent with internal/agentapi's requests, whose subcommand and flag
+names are the constants this command defines its flags with (contract_test.go parses every
+request back). Every benchmark subcommand prints one bench.Report (JSON) on stdout, which the
+operator reads with bench.DecodeReport. In a pod:
 
   - --termination-log /dev/termination-log writes the Report compacted below 4096 bytes
     (bench.Report.Compact: per-interval series, per-client figures, sweep points, monitored

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
 )
 
@@ -18,7 +19,7 @@ func newIdeal(g *globals, stdout io.Writer) *cobra.Command {
 	var clients []string
 	var noRead bool
 	c := &cobra.Command{
-		Use:   "ideal --dir DIR --procs N [--clients host1,host2:port]",
+		Use:   agentapi.CmdIdeal + " --dir DIR --procs N [--clients host1,host2:port]",
 		Short: "stage 3: the ideal workload - N processes per node write (then read back) large blocks to their own new files in one directory",
 		Long: `One point of the stage-3 sweep. Locally: N fio jobs in a new subdirectory of --dir. With
 --clients (fio servers started by 'agent fio-server' on M nodes): fio client mode; all servers
@@ -28,7 +29,7 @@ slowest runtime). The read-back reads what was written and unlinks the files. --
 only for local runs; give --size with --clients.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return runReport(g, stdout, "ideal", func(ctx context.Context, r *bench.Report) error {
+			return runReport(g, stdout, agentapi.CmdIdeal, func(ctx context.Context, r *bench.Report) error {
 				r.Tool = bench.ToolFio
 				res, err := ideal(ctx, f, clients, !noRead)
 				r.Results = res
@@ -36,7 +37,7 @@ only for local runs; give --size with --clients.`,
 			})
 		},
 	}
-	f.add(c, "procs", 1, 5*time.Second)
+	f.add(c, agentapi.FlagProcs, 1, 5*time.Second)
 	c.Flags().StringSliceVar(&clients, "clients", nil, "fio servers (host or host:port), comma-separated: fio client mode over M nodes")
 	c.Flags().BoolVar(&noRead, "no-read", false, "write only; leave no read-back (files are still removed)")
 	return c

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
 )
 
@@ -33,11 +34,11 @@ func newCheckModule(g *globals, stdout io.Writer) *cobra.Command {
 	var name, procRoot, sysRoot string
 	var machineUUID bool
 	c := &cobra.Command{
-		Use:   "check-module --name NAME [--machine-uuid]",
+		Use:   agentapi.CmdCheckModule + " --name NAME [--machine-uuid]",
 		Short: "check that a kernel module (e.g. beegfs) is loaded on this node (and that it has a machine UUID)",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return runReport(g, stdout, "check-module", func(_ context.Context, r *bench.Report) error {
+			return runReport(g, stdout, agentapi.CmdCheckModule, func(_ context.Context, r *bench.Report) error {
 				if !moduleName.MatchString(name) {
 					return fmt.Errorf("check-module: %q is not a kernel module name", name)
 				}
@@ -56,8 +57,8 @@ func newCheckModule(g *globals, stdout io.Writer) *cobra.Command {
 			})
 		},
 	}
-	c.Flags().StringVar(&name, "name", "beegfs", "the kernel module")
-	c.Flags().BoolVar(&machineUUID, "machine-uuid", false, "also require a machine UUID (DMI product_uuid), which BeeGFS servers register with")
+	c.Flags().StringVar(&name, agentapi.FlagName, "beegfs", "the kernel module")
+	c.Flags().BoolVar(&machineUUID, agentapi.FlagMachineUUID, false, "also require a machine UUID (DMI product_uuid), which BeeGFS servers register with")
 	c.Flags().StringVar(&procRoot, "proc-root", "/proc", "where /proc is (tests)")
 	c.Flags().StringVar(&sysRoot, "sys-root", "/sys", "where /sys is (tests)")
 	return c

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
 )
 
@@ -19,13 +20,13 @@ func newNetServer(g *globals, stdout io.Writer) *cobra.Command {
 	var port, pairs int
 	var oneOff bool
 	c := &cobra.Command{
-		Use:   "net-server",
+		Use:   agentapi.CmdNetServer,
 		Short: "stage 2: iperf3 server(s) for the network probe (one per process pair, ports PORT..PORT+pairs-1)",
 		Long: `Starts --pairs iperf3 servers on ports --port, --port+1, ... and waits until each has served
 one test (--one-off, the default) or until the deadline (--timeout) or a signal stops them.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return runReport(g, stdout, "net-server", func(ctx context.Context, r *bench.Report) error {
+			return runReport(g, stdout, agentapi.CmdNetServer, func(ctx context.Context, r *bench.Report) error {
 				r.Tool = bench.ToolIperf3
 				servers, err := startIperf3Servers(ctx, bind, port, pairs, oneOff)
 				if err != nil {
@@ -50,9 +51,9 @@ one test (--one-off, the default) or until the deadline (--timeout) or a signal 
 		},
 	}
 	c.Flags().StringVar(&bind, "bind", "", "address to listen on (default: all)")
-	c.Flags().IntVar(&port, "port", 5201, "first port")
+	c.Flags().IntVar(&port, agentapi.FlagPort, 5201, "first port")
 	c.Flags().IntVar(&pairs, "pairs", 1, "number of servers (process pairs)")
-	c.Flags().BoolVar(&oneOff, "one-off", true, "each server exits after one test")
+	c.Flags().BoolVar(&oneOff, agentapi.FlagOneOff, true, "each server exits after one test")
 	return c
 }
 
@@ -95,7 +96,7 @@ type netFlags struct {
 func newNetClient(g *globals, stdout io.Writer) *cobra.Command {
 	f := &netFlags{}
 	c := &cobra.Command{
-		Use:   "net-client --host HOST",
+		Use:   agentapi.CmdNetClient + " --host HOST",
 		Short: "stage 2: iperf3 client(s) to a net-server; the result is the received rate of all pairs",
 		Long: `Runs --pairs iperf3 clients at once (ports --port, --port+1, ...), each with --streams TCP
 streams, for --time. iperf3 3.12 drives all streams of one process from one thread; several
@@ -103,7 +104,7 @@ pairs fill links one thread cannot. The result is one "transfer": the sum of the
 per second / 8 of all pairs. A server that is not up yet is retried for --connect-timeout.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return runReport(g, stdout, "net-client", func(ctx context.Context, r *bench.Report) error {
+			return runReport(g, stdout, agentapi.CmdNetClient, func(ctx context.Context, r *bench.Report) error {
 				r.Tool = bench.ToolIperf3
 				res, err := netClient(ctx, f)
 				if res != nil {
@@ -113,13 +114,13 @@ per second / 8 of all pairs. A server that is not up yet is retried for --connec
 			})
 		},
 	}
-	c.Flags().StringVar(&f.host, "host", "", "server host or address")
-	c.Flags().IntVar(&f.port, "port", 5201, "first server port")
-	c.Flags().IntVar(&f.streams, "streams", 4, "TCP streams per pair (iperf3 -P)")
+	c.Flags().StringVar(&f.host, agentapi.FlagHost, "", "server host or address")
+	c.Flags().IntVar(&f.port, agentapi.FlagPort, 5201, "first server port")
+	c.Flags().IntVar(&f.streams, agentapi.FlagStreams, 4, "TCP streams per pair (iperf3 -P)")
 	c.Flags().IntVar(&f.pairs, "pairs", 1, "iperf3 process pairs (one server port each)")
-	c.Flags().DurationVar(&f.duration, "time", 5*time.Second, "test duration (whole seconds)")
-	c.Flags().DurationVar(&f.connectTimeout, "connect-timeout", 30*time.Second, "retry a refused connection this long")
-	_ = c.MarkFlagRequired("host")
+	c.Flags().DurationVar(&f.duration, agentapi.FlagTime, 5*time.Second, "test duration (whole seconds)")
+	c.Flags().DurationVar(&f.connectTimeout, agentapi.FlagConnectTimeout, 30*time.Second, "retry a refused connection this long")
+	_ = c.MarkFlagRequired(agentapi.FlagHost)
 	return c
 }
 

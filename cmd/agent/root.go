@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/monitor"
 )
@@ -66,11 +67,11 @@ func newRoot(stdout io.Writer) *cobra.Command {
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.terminationLog, "termination-log", "", "also write the compact Report (< 4096 bytes) to this file, e.g. /dev/termination-log")
+	pf.StringVar(&g.terminationLog, agentapi.FlagTerminationLog, "", "also write the compact Report (< 4096 bytes) to this file, e.g. /dev/termination-log")
 	pf.StringVar(&g.output, "output", "", "also write the full Report (with per-client and per-interval detail) to this file")
-	pf.DurationVar(&g.monitorInterval, "monitor-interval", 0, "sample /proc/net/dev and /proc/diskstats at this interval while the benchmark runs (0: off)")
+	pf.DurationVar(&g.monitorInterval, agentapi.FlagMonitorInterval, 0, "sample /proc/net/dev and /proc/diskstats at this interval while the benchmark runs (0: off)")
 	pf.StringVar(&g.procRoot, "proc", "/proc", "where the node's /proc is mounted (for monitoring)")
-	pf.DurationVar(&g.timeout, "timeout", 10*time.Minute, "deadline of the whole run; past it the tool is stopped and the run fails")
+	pf.DurationVar(&g.timeout, agentapi.FlagTimeout, 10*time.Minute, "deadline of the whole run; past it the tool is stopped and the run fails")
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no progress on stderr")
 	root.PersistentPreRun = func(*cobra.Command, []string) {
 		if g.quiet {

@@ -12,6 +12,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/spf13/cobra"
 
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/objcopy"
 	"github.com/beeburst/beeburst/internal/s3url"
@@ -27,7 +28,7 @@ func newStage(g *globals, stdout io.Writer) *cobra.Command {
 	var progress time.Duration
 	var s3Endpoint, s3Region string
 	c := &cobra.Command{
-		Use:   "stage --from DIR|URL --to DIR|URL [--from DIR|URL --to DIR|URL ...] [--shard I --of N] [--missing-ok]",
+		Use:   agentapi.CmdStage + " --from DIR|URL --to DIR|URL [--from DIR|URL --to DIR|URL ...] [--shard I --of N] [--missing-ok]",
 		Short: "copy directory trees, never overwriting: the stage-in and stage-out of a burst buffer",
 		Long: `Copies the tree below each --from to the --to of the same position. A file appears at its
 destination complete or not at all (temporary name, fsync, hard link). An existing destination
@@ -56,7 +57,7 @@ else from the pod's IAM role (IRSA, instance profile).`,
 				}
 				pairs = append(pairs, treecopy.Pair{From: from[i], To: to[i]})
 			}
-			return runReport(g, stdout, "stage", func(ctx context.Context, r *bench.Report) error {
+			return runReport(g, stdout, agentapi.CmdStage, func(ctx context.Context, r *bench.Report) error {
 				start := time.Now()
 				var done treecopy.Totals // of the pairs before the current one
 				report := func(t treecopy.Totals) {
@@ -85,11 +86,11 @@ else from the pod's IAM role (IRSA, instance profile).`,
 		},
 	}
 	f := c.Flags()
-	f.StringArrayVar(&from, "from", nil, "source directory (repeatable)")
-	f.StringArrayVar(&to, "to", nil, "destination directory, created if missing (repeatable, paired with --from)")
-	f.IntVar(&shard, "shard", 0, "this copier's shard, 0 <= shard < of")
-	f.IntVar(&of, "of", 1, "number of copiers sharing the files")
-	f.BoolVar(&missingOK, "missing-ok", false, "a missing --from is an empty copy, not an error")
+	f.StringArrayVar(&from, agentapi.FlagFrom, nil, "source directory (repeatable)")
+	f.StringArrayVar(&to, agentapi.FlagTo, nil, "destination directory, created if missing (repeatable, paired with --from)")
+	f.IntVar(&shard, agentapi.FlagShard, 0, "this copier's shard, 0 <= shard < of")
+	f.IntVar(&of, agentapi.FlagOf, 1, "number of copiers sharing the files")
+	f.BoolVar(&missingOK, agentapi.FlagMissingOK, false, "a missing --from is an empty copy, not an error")
 	f.DurationVar(&progress, "progress-interval", 5*time.Second, "how often progress is printed")
 	f.StringVar(&s3Endpoint, "s3-endpoint", "", "object store URL (http or https) for s3:// pairs; empty: AWS S3")
 	f.StringVar(&s3Region, "s3-region", "", "bucket region for s3:// pairs; empty: asked from the server")

@@ -12,14 +12,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
 )
 
-// Workload kinds.
+// Workload kinds (agentapi.Kind*).
 const (
-	kindSharedFile = "sharedfile"
-	kindRandom4k   = "random4k"
-	kindMetadata   = "metadata"
+	kindSharedFile = agentapi.KindSharedFile
+	kindRandom4k   = agentapi.KindRandom4k
+	kindMetadata   = agentapi.KindMetadata
 )
 
 func newWorkload(g *globals, stdout io.Writer) *cobra.Command {
@@ -27,7 +28,7 @@ func newWorkload(g *globals, stdout io.Writer) *cobra.Command {
 	var kind, tool string
 	var files, iodepth int
 	c := &cobra.Command{
-		Use:   "workload --kind sharedfile|random4k|metadata --dir DIR [--tool fio|ior|mdtest]",
+		Use:   agentapi.CmdWorkload + " --kind sharedfile|random4k|metadata --dir DIR [--tool fio|ior|mdtest]",
 		Short: "software factors after stage 3: shared-file N-1, random 4 KiB IOPS, metadata create/stat/delete",
 		Long: `sharedfile: --procs processes write then read one shared file, each its own region (fio
 offset_increment, or IOR without -F, stonewalled with wear-out).
@@ -39,7 +40,7 @@ IOR and mdtest run under mpirun -np --procs when mpirun exists (IO500's tools, f
 comparability); 'agent tools' says which tools this image has.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return runReport(g, stdout, "workload "+kind, func(ctx context.Context, r *bench.Report) error {
+			return runReport(g, stdout, agentapi.CmdWorkload+" "+kind, func(ctx context.Context, r *bench.Report) error {
 				wd, cleanup, err := workDir(f.dir, kind)
 				if err != nil {
 					return err
@@ -65,12 +66,12 @@ comparability); 'agent tools' says which tools this image has.`,
 			})
 		},
 	}
-	f.add(c, "procs", 4, 5*time.Second)
-	c.Flags().StringVar(&kind, "kind", "", "sharedfile, random4k or metadata")
+	f.add(c, agentapi.FlagProcs, 4, 5*time.Second)
+	c.Flags().StringVar(&kind, agentapi.FlagKind, "", "sharedfile, random4k or metadata")
 	c.Flags().StringVar(&tool, "tool", "fio", "fio, ior (sharedfile, random4k) or mdtest (metadata)")
 	c.Flags().IntVar(&files, "files", 1000, "metadata: files per process")
 	c.Flags().IntVar(&iodepth, "iodepth", 16, "random4k with fio: queue depth per process (libaio)")
-	_ = c.MarkFlagRequired("kind")
+	_ = c.MarkFlagRequired(agentapi.FlagKind)
 	return c
 }
 

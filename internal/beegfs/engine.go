@@ -22,7 +22,6 @@ package beegfs
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -608,10 +608,7 @@ func podReady(p *corev1.Pod) (bool, string) {
 // reportMessage extracts the message of an agent Report (the termination message is the
 // compact Report JSON); anything else is returned as it is.
 func reportMessage(msg string) string {
-	var r struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal([]byte(msg), &r) == nil && r.Message != "" {
+	if r, err := bench.DecodeReport([]byte(msg)); !bench.Unreadable(err) && r.Message != "" {
 		return r.Message
 	}
 	return oneLine(msg)

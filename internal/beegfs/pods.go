@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -25,7 +26,7 @@ const (
 func (in Instance) ModuleCheckPod(index int, node string) *corev1.Pod {
 	return nodetask.Pod(in.BB, nodetask.Spec{
 		Component: nodetask.ComponentModuleCheck, Index: index, Node: node, Image: in.AgentImage,
-		Args: []string{"check-module", "--name", "beegfs", "--machine-uuid"}, DeadlineSeconds: 60,
+		Args: agentapi.CheckModule{Name: "beegfs", MachineUUID: true}.Args(), DeadlineSeconds: 60,
 	})
 }
 
@@ -33,7 +34,7 @@ func (in Instance) ModuleCheckPod(index int, node string) *corev1.Pod {
 func (in Instance) CleanPod(index int, node string) *corev1.Pod {
 	return nodetask.Pod(in.BB, nodetask.Spec{
 		Component: nodetask.ComponentClean, Index: index, Node: node, Image: in.AgentImage,
-		Args:            []string{"dir", "remove", "--path", nodetask.InHost(in.BB, nodetask.DataDir(in.BB))},
+		Args:            agentapi.DirRemove{Path: nodetask.InHost(in.BB, nodetask.DataDir(in.BB))}.Args(),
 		DeadlineSeconds: 600, MountStorage: true,
 	})
 }

@@ -14,15 +14,41 @@ import (
 // is, a finite, non-negative one within the physical bounds (limits.Max*). The pod that wrote
 // it runs on a node, beyond the operator's control; a figure that fails here would otherwise
 // be clamped into a published limit or poison a cache without a word.
+//
+// It is the operator's one reader of the agent's replies; its error is a *ReportError.
 func DecodeReport(msg []byte) (Report, error) {
 	var r Report
 	if err := json.Unmarshal(msg, &r); err != nil {
-		return r, fmt.Errorf("unreadable report: %w", err)
+		return r, &ReportError{Unreadable: true, Err: err}
 	}
 	if err := r.Validate(); err != nil {
-		return r, fmt.Errorf("report of %q: %w", r.Command, err)
+		return r, &ReportError{Command: r.Command, Err: err}
 	}
 	return r, nil
+}
+
+// ReportError is why DecodeReport refused a message: Unreadable when it is no report at all
+// (a tool's or the kubelet's text in the termination message), else a report whose figures
+// break the contract. Err is the cause alone, for a caller that says it in its own words.
+type ReportError struct {
+	Command    string
+	Unreadable bool
+	Err        error
+}
+
+func (e *ReportError) Error() string {
+	if e.Unreadable {
+		return "unreadable report: " + e.Err.Error()
+	}
+	return fmt.Sprintf("report of %q: %v", e.Command, e.Err)
+}
+
+func (e *ReportError) Unwrap() error { return e.Err }
+
+// Unreadable says whether err is DecodeReport's for a message that is no report at all.
+func Unreadable(err error) bool {
+	var re *ReportError
+	return errors.As(err, &re) && re.Unreadable
 }
 
 // Validate checks a Report's figures (see DecodeReport).

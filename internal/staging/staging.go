@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -186,7 +187,8 @@ func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *core
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: path.Join(ClaimsMount, name), ReadOnly: readOnly})
 	}
 	secrets := Secrets(specs)
-	args := []string{"--timeout", "8760h", "stage"}
+	// A copy takes as long as the data needs: the agent's deadline is a year, the pod has none.
+	req := agentapi.Stage{Globals: agentapi.Globals{Timeout: 8760 * time.Hour}}
 	for _, s := range specs {
 		inBB := path.Join(BurstBufferMount, s.Path)
 		var durable string
@@ -199,17 +201,15 @@ func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *core
 		if d == Out {
 			from, to = inBB, durable
 		}
-		args = append(args, "--from", from, "--to", to)
+		req.Pairs = append(req.Pairs, agentapi.Pair{From: from, To: to})
 	}
-	if d == Out {
-		// Node-local scratch: the job may not have written on every node.
-		args = append(args, "--missing-ok")
-	}
+	// Node-local scratch: the job may not have written on every node.
+	req.MissingOK = d == Out
 	if Shared(bb) {
-		args = append(args, "--shard", fmt.Sprint(i), "--of", fmt.Sprint(len(bb.Status.Nodes)))
+		req.Shard, req.Of = i, len(bb.Status.Nodes)
 	}
 	pod := nodetask.Pod(bb, nodetask.Spec{
-		Component: string(d), Index: i, Node: node, Image: image, Args: args,
+		Component: string(d), Index: i, Node: node, Image: image, Args: req.Args(),
 		DeadlineSeconds: -1, Scheduled: true, MountFileSystem: true, Volumes: vols, Mounts: mounts,
 	})
 	for k, name := range secrets {
@@ -387,9 +387,12 @@ func runningPhase(p *corev1.Pod) (v1alpha1.StagePhase, string) {
 }
 
 func report(msg string) (bench.Report, error) {
-	var rep bench.Report
-	if err := json.Unmarshal([]byte(msg), &rep); err != nil {
+	rep, err := bench.DecodeReport([]byte(msg))
+	switch {
+	case bench.Unreadable(err):
 		return rep, fmt.Errorf("no copy report: %s", firstLine(msg))
+	case err != nil:
+		return rep, err
 	}
 	if rep.Phase != bench.PhaseSucceeded {
 		return rep, fmt.Errorf("%s", rep.Message)

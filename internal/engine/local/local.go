@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -31,7 +32,7 @@ var _ engine.Engine = &Engine{}
 func PreparePod(bb *v1alpha1.BurstBuffer, image string, index int, node string) *corev1.Pod {
 	return nodetask.Pod(bb, nodetask.Spec{
 		Component: nodetask.ComponentPrepare, Index: index, Node: node, Image: image,
-		Args:            []string{"dir", "create", "--path", nodetask.InHost(bb, nodetask.DataDir(bb))},
+		Args:            agentapi.DirCreate{Path: nodetask.InHost(bb, nodetask.DataDir(bb))}.Args(),
 		DeadlineSeconds: 120, MountStorage: true,
 	})
 }
@@ -40,7 +41,7 @@ func PreparePod(bb *v1alpha1.BurstBuffer, image string, index int, node string) 
 func CleanPod(bb *v1alpha1.BurstBuffer, image string, index int, node string) *corev1.Pod {
 	return nodetask.Pod(bb, nodetask.Spec{
 		Component: nodetask.ComponentClean, Index: index, Node: node, Image: image,
-		Args:            []string{"dir", "remove", "--path", nodetask.InHost(bb, nodetask.DataDir(bb))},
+		Args:            agentapi.DirRemove{Path: nodetask.InHost(bb, nodetask.DataDir(bb))}.Args(),
 		DeadlineSeconds: 600, MountStorage: true,
 	})
 }

@@ -1,0 +1,303 @@
+// Package agentapi is the contract between the operator and cmd/agent, the program its node
+// pods run: the subcommands and flag names (cmd/agent defines its flags with these constants)
+// and one request type per subcommand the operator launches, which renders its arguments.
+// The replies are bench.Report, read with bench.DecodeReport. A round-trip test in cmd/agent
+// parses every request's Args with the agent's own flag set and expects the request back, so
+// the two sides cannot drift.
+//
+// It imports nothing of Kubernetes: the agent links it.
+package agentapi
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Subcommands of the agent that the operator launches.
+const (
+	CmdProbeDevice = "probe-device"
+	CmdNetServer   = "net-server"
+	CmdNetClient   = "net-client"
+	CmdIdeal       = "ideal"
+	CmdWorkload    = "workload"
+	CmdStage       = "stage"
+	CmdCheckModule = "check-module"
+	// CmdDir has the subcommands CmdDirCreate and CmdDirRemove.
+	CmdDir       = "dir"
+	CmdDirCreate = "create"
+	CmdDirRemove = "remove"
+)
+
+// Flag names (without the leading dashes).
+const (
+	// Global flags, accepted after any subcommand.
+	FlagTerminationLog  = "termination-log"
+	FlagMonitorInterval = "monitor-interval"
+	FlagTimeout         = "timeout"
+
+	// The data benchmarks (probe-device, ideal, workload).
+	FlagDir       = "dir"
+	FlagRuntime   = "runtime"
+	FlagProcs     = "procs"
+	FlagJobs      = "jobs" // probe-device's name for its processes
+	FlagBlockSize = "bs"
+	FlagKind      = "kind"
+	// FlagLinkAddress: probe-device reports the speed of the interface carrying this address.
+	FlagLinkAddress = "link-address"
+
+	// The network probe.
+	FlagPort           = "port"
+	FlagOneOff         = "one-off"
+	FlagHost           = "host"
+	FlagStreams        = "streams"
+	FlagTime           = "time"
+	FlagConnectTimeout = "connect-timeout"
+
+	// stage.
+	FlagFrom      = "from"
+	FlagTo        = "to"
+	FlagShard     = "shard"
+	FlagOf        = "of"
+	FlagMissingOK = "missing-ok"
+
+	// dir create|remove.
+	FlagPath = "path"
+
+	// check-module.
+	FlagName        = "name"
+	FlagMachineUUID = "machine-uuid"
+)
+
+// Request is a subcommand with its flags, as the container's arguments.
+type Request interface {
+	Args() []string
+}
+
+// Globals are the flags every subcommand has. Zero values leave the agent's defaults.
+type Globals struct {
+	// Timeout bounds the whole run (the agent stops the tool and fails past it).
+	Timeout time.Duration
+	// MonitorInterval samples /proc while the benchmark runs (stage 4); 0: off.
+	MonitorInterval time.Duration
+}
+
+// args renders the request's flags. A zero string, number or duration, and a false bool,
+// is left out: the agent's default applies.
+type args []string
+
+func (a *args) str(name, v string) {
+	if v != "" {
+		*a = append(*a, "--"+name, v)
+	}
+}
+
+func (a *args) int(name string, v int) {
+	if v != 0 {
+		*a = append(*a, "--"+name, strconv.Itoa(v))
+	}
+}
+
+func (a *args) dur(name string, v time.Duration) {
+	if v != 0 {
+		*a = append(*a, "--"+name, Duration(v))
+	}
+}
+
+func (a *args) bool(name string, v bool) {
+	if v {
+		*a = append(*a, "--"+name)
+	}
+}
+
+func (a *args) globals(g Globals) []string {
+	a.dur(FlagMonitorInterval, g.MonitorInterval)
+	a.dur(FlagTimeout, g.Timeout)
+	return *a
+}
+
+// Duration writes d as the shortest whole unit that holds it ("3m", "10s", "8760h"), as a
+// person would type it; the agent reads it back with time.ParseDuration.
+func Duration(d time.Duration) string {
+	switch {
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}
+
+// ProbeDevice is stage 2's device probe: fio on a node-local directory, write then read.
+type ProbeDevice struct {
+	Dir       string
+	Runtime   time.Duration
+	Jobs      int
+	BlockSize string
+	// LinkAddress: also report the speed of the interface that carries this address (the
+	// pod then needs the host network).
+	LinkAddress string
+	Globals
+}
+
+// Args renders the request.
+func (r ProbeDevice) Args() []string {
+	a := args{CmdProbeDevice}
+	a.str(FlagDir, r.Dir)
+	a.dur(FlagRuntime, r.Runtime)
+	a.int(FlagJobs, r.Jobs)
+	a.str(FlagBlockSize, r.BlockSize)
+	a.str(FlagLinkAddress, r.LinkAddress)
+	return a.globals(r.Globals)
+}
+
+// NetServer is the server end of stage 2's network probe (iperf3 -s).
+type NetServer struct {
+	Port int
+	// OneOff: the server exits after one test. False leaves the agent's default, which is
+	// also one test.
+	OneOff bool
+	Globals
+}
+
+// Args renders the request.
+func (r NetServer) Args() []string {
+	a := args{CmdNetServer}
+	a.int(FlagPort, r.Port)
+	a.bool(FlagOneOff, r.OneOff)
+	return a.globals(r.Globals)
+}
+
+// NetClient is the client end of stage 2's network probe; its report has one transfer.
+type NetClient struct {
+	Host           string
+	Port           int
+	Streams        int
+	Time           time.Duration
+	ConnectTimeout time.Duration
+	Globals
+}
+
+// Args renders the request.
+func (r NetClient) Args() []string {
+	a := args{CmdNetClient}
+	a.str(FlagHost, r.Host)
+	a.int(FlagPort, r.Port)
+	a.int(FlagStreams, r.Streams)
+	a.dur(FlagTime, r.Time)
+	a.dur(FlagConnectTimeout, r.ConnectTimeout)
+	return a.globals(r.Globals)
+}
+
+// Ideal is one node's part of one stage-3 point: Procs processes write, then read back.
+type Ideal struct {
+	Dir     string
+	Procs   int
+	Runtime time.Duration
+	Globals
+}
+
+// Args renders the request.
+func (r Ideal) Args() []string {
+	a := args{CmdIdeal}
+	a.str(FlagDir, r.Dir)
+	a.int(FlagProcs, r.Procs)
+	a.dur(FlagRuntime, r.Runtime)
+	return a.globals(r.Globals)
+}
+
+// Workload kinds: the software factors measured after stage 3.
+const (
+	KindSharedFile = "sharedfile"
+	KindRandom4k   = "random4k"
+	KindMetadata   = "metadata"
+)
+
+// Workload is one node's part of one workload benchmark.
+type Workload struct {
+	Kind    string
+	Dir     string
+	Procs   int
+	Runtime time.Duration
+	Globals
+}
+
+// Args renders the request.
+func (r Workload) Args() []string {
+	a := args{CmdWorkload}
+	a.str(FlagKind, r.Kind)
+	a.str(FlagDir, r.Dir)
+	a.int(FlagProcs, r.Procs)
+	a.dur(FlagRuntime, r.Runtime)
+	return a.globals(r.Globals)
+}
+
+// Pair is one copy of a stage: a tree from a directory or object-store URL to another.
+type Pair struct{ From, To string }
+
+// Stage copies trees in (stage-in) or out (stage-out) of a burst buffer.
+type Stage struct {
+	Pairs []Pair
+	// MissingOK: a missing source is an empty copy.
+	MissingOK bool
+	// Shard of Of copiers sharing the files; Of 0: one copier, all files.
+	Shard, Of int
+	Globals
+}
+
+// Args renders the request.
+func (r Stage) Args() []string {
+	a := args{CmdStage}
+	for _, p := range r.Pairs {
+		a = append(a, "--"+FlagFrom, p.From, "--"+FlagTo, p.To)
+	}
+	a.bool(FlagMissingOK, r.MissingOK)
+	if r.Of > 0 {
+		// Shard 0 is a shard like any other: written out whenever the files are shared.
+		a = append(a, "--"+FlagShard, strconv.Itoa(r.Shard), "--"+FlagOf, strconv.Itoa(r.Of))
+	}
+	return a.globals(r.Globals)
+}
+
+// DirCreate makes a burst buffer's node-local directory; DirRemove removes it.
+type DirCreate struct {
+	Path string
+	Globals
+}
+
+// Args renders the request.
+func (r DirCreate) Args() []string {
+	a := args{CmdDir, CmdDirCreate}
+	a.str(FlagPath, r.Path)
+	return a.globals(r.Globals)
+}
+
+// DirRemove removes a burst buffer's node-local directory and everything in it.
+type DirRemove struct {
+	Path string
+	Globals
+}
+
+// Args renders the request.
+func (r DirRemove) Args() []string {
+	a := args{CmdDir, CmdDirRemove}
+	a.str(FlagPath, r.Path)
+	return a.globals(r.Globals)
+}
+
+// CheckModule checks that a kernel module is loaded on the node (and its machine UUID).
+type CheckModule struct {
+	Name        string
+	MachineUUID bool
+	Globals
+}
+
+// Args renders the request.
+func (r CheckModule) Args() []string {
+	a := args{CmdCheckModule}
+	a.str(FlagName, r.Name)
+	a.bool(FlagMachineUUID, r.MachineUUID)
+	return a.globals(r.Globals)
+}

@@ -1,0 +1,113 @@
+package nodetask
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/agentapi"
+)
+
+// The measuring pods of stages 2-4 and of the workload benchmarks: what each runs (an
+// agentapi request) and how it sits on its node. Pure functions of the burst buffer, golden-
+// tested in measure_test.go; the controller decides when to run them.
+
+// NetProbePort is the iperf3 server's port of the network probe.
+const NetProbePort = 5201
+
+// RunName names a pod of a series that runs on several nodes several times: the sweep's
+// points, the workload benchmarks' kinds. <bb>-<component>-<run>-<index>: the run (the k-th
+// point or kind) and the node's index are separate parts, so no two (run, node) pairs share a
+// name however many nodes there are - an index folded into one number (run*1000 + node) would
+// give run 1, node 0 the name of run 0, node 1000.
+func RunName(bb *v1alpha1.BurstBuffer, component string, run, index int) string {
+	return fmt.Sprintf("%s-%s-%d-%d", bb.Name, component, run, index)
+}
+
+// probeRuntime is how long a stage-2 probe measures: short for the quick profile, long
+// enough for a steady figure with the standard one.
+func probeRuntime(bb *v1alpha1.BurstBuffer) time.Duration {
+	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
+		return 10 * time.Second
+	}
+	return 3 * time.Second
+}
+
+// DeviceProbePod runs fio on the node's burst buffer directory: write, then read, direct
+// I/O, large blocks, several jobs, sized from free space, files removed afterwards. The agent
+// also reads the device's model from sysfs and, given linkAddress, the speed of the
+// interface that carries it: only then does the pod run in the host network, since a pod's
+// own network namespace shows its veth, not the node's interface.
+func DeviceProbePod(bb *v1alpha1.BurstBuffer, image string, i int, node, linkAddress string) *corev1.Pod {
+	req := agentapi.ProbeDevice{
+		Dir: InHost(bb, DataDir(bb)), Runtime: probeRuntime(bb), Jobs: 4, BlockSize: "1M", LinkAddress: linkAddress,
+		Globals: agentapi.Globals{Timeout: 3 * time.Minute},
+	}
+	return Pod(bb, Spec{
+		Component: ComponentProbeDevice, Index: i, Node: node, Image: image,
+		Args: req.Args(), DeadlineSeconds: 300, MountStorage: true, HostNetwork: linkAddress != "",
+	})
+}
+
+// netProbeHostNetwork: the links are measured on the path the file system's traffic takes.
+// BeeGFS services and clients use the host network, so its probes do too. Between pods, the
+// pod network (veth, bridge, iptables) can be far slower than the node's link - 9 MB/s
+// against the 37 MB/s BeeGFS moved between the testbed's QEMU guests - and the sweep was then
+// refused as above its limit. The local engine moves no data between nodes.
+func netProbeHostNetwork(bb *v1alpha1.BurstBuffer) bool {
+	return bb.Spec.Engine == v1alpha1.EngineBeeGFS
+}
+
+// NetServerPod is the k-th pair's iperf3 server, on node.
+func NetServerPod(bb *v1alpha1.BurstBuffer, image string, k int, node string) *corev1.Pod {
+	req := agentapi.NetServer{Port: NetProbePort, OneOff: true, Globals: agentapi.Globals{Timeout: 2 * time.Minute}}
+	return Pod(bb, Spec{
+		Component: ComponentProbeNetServer, Index: k, Node: node, Image: image,
+		Args: req.Args(), DeadlineSeconds: 180, HostNetwork: netProbeHostNetwork(bb),
+	})
+}
+
+// NetClientPod is the k-th pair's iperf3 client, on node, sending to the server at
+// serverIP. It retries a server not yet listening for a minute.
+func NetClientPod(bb *v1alpha1.BurstBuffer, image string, k int, node, serverIP string) *corev1.Pod {
+	req := agentapi.NetClient{
+		Host: serverIP, Port: NetProbePort, Streams: 4, Time: probeRuntime(bb), ConnectTimeout: time.Minute,
+		Globals: agentapi.Globals{Timeout: 2 * time.Minute},
+	}
+	return Pod(bb, Spec{
+		Component: ComponentProbeNetClient, Index: k, Node: node, Image: image,
+		Args: req.Args(), DeadlineSeconds: 180, HostNetwork: netProbeHostNetwork(bb),
+	})
+}
+
+// SweepPod is node i's part of the k-th stage-3 point: procs processes of the ideal workload
+// on the file system as the workload sees it, for seconds each way, sampling the node's
+// /proc every 500 ms (stage 4).
+func SweepPod(bb *v1alpha1.BurstBuffer, image string, k, i int, node string, procs, seconds int) *corev1.Pod {
+	req := agentapi.Ideal{
+		Dir: FileSystemMount, Procs: procs, Runtime: time.Duration(seconds) * time.Second,
+		Globals: agentapi.Globals{Timeout: 3 * time.Minute, MonitorInterval: 500 * time.Millisecond},
+	}
+	pod := Pod(bb, Spec{
+		Component: ComponentSweep, Index: i, Node: node, Image: image,
+		Args: req.Args(), DeadlineSeconds: 300, MountFileSystem: true,
+	})
+	pod.Name = RunName(bb, ComponentSweep, k, i)
+	return pod
+}
+
+// WorkloadPod is node i's part of the k-th workload benchmark (kind: agentapi.Kind*).
+func WorkloadPod(bb *v1alpha1.BurstBuffer, image string, k, i int, node, kind string, procs int) *corev1.Pod {
+	req := agentapi.Workload{
+		Kind: kind, Dir: FileSystemMount, Procs: procs, Runtime: 5 * time.Second,
+		Globals: agentapi.Globals{Timeout: 3 * time.Minute},
+	}
+	pod := Pod(bb, Spec{
+		Component: ComponentBench, Index: i, Node: node, Image: image,
+		Args: req.Args(), DeadlineSeconds: 300, MountFileSystem: true,
+	})
+	pod.Name = RunName(bb, ComponentBench, k, i)
+	return pod
+}

@@ -1,0 +1,77 @@
+package nodetask
+
+import (
+	"bytes"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/golden"
+)
+
+const testImage = "ghcr.io/beeburst/agent:test"
+
+func testBB(engine v1alpha1.EngineType, profile v1alpha1.ValidationProfile) *v1alpha1.BurstBuffer {
+	bb := &v1alpha1.BurstBuffer{
+		ObjectMeta: metav1.ObjectMeta{Name: "scratch", Namespace: "hpc", UID: types.UID("0b6e2f4a-uid")},
+	}
+	bb.Spec.Engine = engine
+	bb.Spec.Storage.Path = "/mnt/nvme"
+	bb.Spec.Validation.Profile = profile
+	bb.Status.Mount = &v1alpha1.MountStatus{HostPath: "/mnt/nvme/beeburst/hpc.scratch"}
+	return bb
+}
+
+func toYAML(t *testing.T, objs ...any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	for _, o := range objs {
+		y, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	return b.Bytes()
+}
+
+// TestMeasuringPodsGolden: the pods of stages 2-4 and of the workload benchmarks, for both
+// profiles and engines where they differ (probe runtimes; host network for BeeGFS's links
+// and for a device probe that discovers a link).
+func TestMeasuringPodsGolden(t *testing.T) {
+	quick := testBB(v1alpha1.EngineLocal, v1alpha1.ProfileQuick)
+	std := testBB(v1alpha1.EngineBeeGFS, v1alpha1.ProfileStandard)
+	golden.Assert(t, "probe-device.yaml", toYAML(t,
+		DeviceProbePod(quick, testImage, 0, "node-a", ""),
+		DeviceProbePod(std, testImage, 1, "node-b", "10.0.0.2")))
+	golden.Assert(t, "probe-network.yaml", toYAML(t,
+		NetServerPod(quick, testImage, 0, "node-a"),
+		NetClientPod(quick, testImage, 0, "node-b", "10.244.0.10"),
+		NetServerPod(std, testImage, 1, "node-b"),
+		NetClientPod(std, testImage, 1, "node-a", "10.0.0.2")))
+	golden.Assert(t, "sweep.yaml", toYAML(t, SweepPod(std, testImage, 3, 1, "node-b", 8, 5)))
+	golden.Assert(t, "workload.yaml", toYAML(t, WorkloadPod(std, testImage, 2, 1, "node-b", "metadata", 4)))
+}
+
+// TestRunNamesDoNotCollide: a series' (run, node) pairs have names of their own, past 1000
+// nodes too.
+func TestRunNamesDoNotCollide(t *testing.T) {
+	bb := testBB(v1alpha1.EngineLocal, v1alpha1.ProfileStandard)
+	seen := map[string][2]int{}
+	for k := range 3 {
+		for _, i := range []int{0, 1, 999, 1000, 1001, 2000} {
+			name := RunName(bb, ComponentSweep, k, i)
+			if prev, ok := seen[name]; ok {
+				t.Fatalf("run %d node %d and run %d node %d are both %s", k, i, prev[0], prev[1], name)
+			}
+			seen[name] = [2]int{k, i}
+		}
+	}
+	if got := SweepPod(bb, testImage, 1, 1000, "n", 1, 5).Name; got != "scratch-sweep-1-1000" {
+		t.Errorf("sweep pod name %s", got)
+	}
+}
