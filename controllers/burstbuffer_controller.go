@@ -138,6 +138,11 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	phases := []func(context.Context, *scope) (ctrl.Result, bool, error){
+		// The conditions of chunkSizePolicy Auto and compareWith, which reconcileValidation
+		// measures (chunks.go, compare.go): Unknown from the first visit, and their final word
+		// when validation ended before them (a budget cut). They never wait.
+		r.reconcileChunkSizeVerdict,
+		r.reconcileComparisonVerdict,
 		r.reconcileAdmission,
 		r.reconcileNodes,
 		r.reconcileEstimate,

@@ -30,7 +30,8 @@ const measuredLimitTolerance = 0.05
 // stops the benchmark on the storage servers when it is deleted.
 func probeSelector(bb *v1alpha1.BurstBuffer) labels.Selector {
 	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy})
-	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{nodetask.ComponentProbeDevice, nodetask.ComponentProbeNetServer, nodetask.ComponentProbeNetClient, nodetask.ComponentSweep, nodetask.ComponentBench, nodetask.ComponentStorageBench})
+	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{nodetask.ComponentProbeDevice, nodetask.ComponentProbeNetServer, nodetask.ComponentProbeNetClient, nodetask.ComponentSweep, nodetask.ComponentBench, nodetask.ComponentStorageBench,
+		nodetask.ComponentChunk, nodetask.ComponentCompare})
 	return sel.Add(*req)
 }
 
@@ -242,6 +243,10 @@ func (r *BurstBufferReconciler) publishSweep(ctx context.Context, s *scope, st s
 			return false, err
 		}
 		msg += "; workloads as a share of stage 3: " + workloadSummary(bb.Status.Limits.Workloads)
+	}
+	// validation.compareWith (compare.go): the same workload on other storage, still measuring.
+	if done, err := r.reconcileComparison(ctx, s, st.lp); err != nil || !done {
+		return false, err
 	}
 	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
 	return true, nil

@@ -75,6 +75,9 @@ func (r *BurstBufferReconciler) reconcileValidation(ctx context.Context, s *scop
 
 	done, err := r.reconcileComponents(ctx, s)
 	if err == nil && done {
+		done, err = r.reconcileChunkSize(ctx, s) // chunks.go: layout.chunkSizePolicy Auto, before the sweep
+	}
+	if err == nil && done {
 		done, err = r.reconcileSweep(ctx, s)
 	}
 	if err != nil {
