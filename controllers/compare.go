@@ -356,4 +356,3 @@ func (r *BurstBufferReconciler) reconcileComparisonVerdict(_ context.Context, s 
 		"validation ended (%s: %s) before the comparison ran: nothing was compared; a larger validation.timeBudget leaves time for it", v.Reason, v.Message))
 	return ctrl.Result{}, true, nil
 }
-

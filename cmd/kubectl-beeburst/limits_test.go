@@ -346,7 +346,7 @@ func TestLimitsChunkSizeAndComparison(t *testing.T) {
 			{Size: resource.MustParse("4Mi"), WriteBytesPerSecond: &w, ReadBytesPerSecond: &r, ScorePerMille: &score, Chosen: true}}}
 	c.bb.Status.Comparison = &v1alpha1.ComparisonStatus{With: "claim results", Workload: "1 node(s) x 4 process(es)",
 		Operations: []v1alpha1.ComparedOperation{{Operation: "write", BurstBufferBytesPerSecond: &bw, OtherBytesPerSecond: &ow, RatioPerMille: &ratio}},
-		Message: "the burst buffer is 3.4x faster than claim results for large sequential writes"}
+		Message:    "the burst buffer is 3.4x faster than claim results for large sequential writes"}
 	code, out, errOut := c.run("scratch")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
