@@ -197,6 +197,10 @@ func (r *BurstBufferReconciler) compareTarget(ctx context.Context, s *scope) (co
 	if err := speccheck.HostPath(p); err != nil {
 		return compareTarget{}, v1alpha1.ReasonComparePathNotAllowed, fmt.Sprintf("validation.compareWith.nodeLocal.path: %v%s", err, skipped), nil
 	}
+	if speccheck.IsSystemPath(p) {
+		return compareTarget{}, v1alpha1.ReasonComparePathNotAllowed, fmt.Sprintf(
+			"validation.compareWith.nodeLocal.path %s is a system directory or below one: the benchmark writes there as root%s", p, skipped), nil
+	}
 	if !r.StorageRoots.Allow(p) {
 		return compareTarget{}, v1alpha1.ReasonComparePathNotAllowed, fmt.Sprintf(
 			"validation.compareWith.nodeLocal.path %s is not below a root the operator allows (%s=%s; Helm value storage.allowedRoots): nothing ran there; use a path below one of them in a new BurstBuffer, or ask the cluster administrator%s",
