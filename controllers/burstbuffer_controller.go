@@ -29,6 +29,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/engine/local"
 	"github.com/beeburst/beeburst/internal/speccheck"
 	"github.com/beeburst/beeburst/internal/workload"
@@ -83,6 +84,8 @@ type scope struct {
 	stage2 stage2
 	// sweepSummary is the ended sweep's line for the Validated condition.
 	sweepSummary string
+	// sweepPoints are the ended sweep's measured points, for the comparison (compare.go).
+	sweepPoints []limits.Point
 }
 
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers,verbs=get;list;watch;update;patch
@@ -149,6 +152,10 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// itself. measuring(...) steps run only while validation measures (see
 	// reconcileValidationGate) and hold the nodes' measuring locks.
 	steps := []step{
+		// Never wait: the first Unknown of the conditions of chunkSizePolicy Auto and
+		// compareWith, and their final word when validation ended before them (a budget cut).
+		r.reconcileChunkSizeVerdict,             // chunks.go
+		r.reconcileComparisonVerdict,            // compare.go
 		r.reconcileAdmission,                    // admission.go: a spec the operator cannot use
 		r.reconcileNodes,                        // phases.go, target.go: which nodes
 		r.reconcileEstimate,                     // limits.go: stage 1, from the documented hardware
@@ -158,8 +165,10 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.measuring(r.reconcileNetwork),         // validation.go, network.go: stage 2, links
 		r.measuring(r.reconcileStorageBench),    // validation.go, storagebench.go: stage 2, BeeGFS targets
 		r.measuring(r.reconcileComponentLimits), // validation.go: stage 2 published, its limits
+		r.measuring(r.reconcileChunkSize),       // chunks.go: layout.chunkSizePolicy Auto, before the sweep
 		r.measuring(r.reconcileSweep),           // sweep.go: stages 3 and 4
 		r.measuring(r.reconcileWorkloads),       // workloads.go: software factors (standard profile)
+		r.measuring(r.reconcileComparison),      // compare.go: validation.compareWith, side by side
 		r.reconcileValidationDone,               // validation.go: Validated, locks released
 		r.reconcileTarget,                       // target.go: the verdict on spec.target after stage 3
 		r.reconcileStageIn,                      // staging.go: data copied in before the job

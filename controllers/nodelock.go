@@ -62,9 +62,10 @@ const lockDuration = 2 * time.Minute
 // lockRetry is how soon a visit that lost a race for a lease (a conflict) tries again.
 const lockRetry = time.Second
 
-// measuringComponents are the pods that measure a node (stages 2-4 and the workload benchmarks).
+// measuringComponents are the pods that measure a node (stages 2-4, the workload benchmarks,
+// the chunk-size runs and the comparison).
 var measuringComponents = []string{nodetask.ComponentProbeDevice, nodetask.ComponentProbeNetServer, nodetask.ComponentProbeNetClient,
-	nodetask.ComponentSweep, nodetask.ComponentBench, nodetask.ComponentStorageBench}
+	nodetask.ComponentSweep, nodetask.ComponentBench, nodetask.ComponentStorageBench, nodetask.ComponentChunk, nodetask.ComponentCompare}
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=beeburst-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 

@@ -30,7 +30,8 @@ const measuredLimitTolerance = 0.05
 // stops the benchmark on the storage servers when it is deleted.
 func probeSelector(bb *v1alpha1.BurstBuffer) labels.Selector {
 	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy})
-	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{nodetask.ComponentProbeDevice, nodetask.ComponentProbeNetServer, nodetask.ComponentProbeNetClient, nodetask.ComponentSweep, nodetask.ComponentBench, nodetask.ComponentStorageBench})
+	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{nodetask.ComponentProbeDevice, nodetask.ComponentProbeNetServer, nodetask.ComponentProbeNetClient, nodetask.ComponentSweep, nodetask.ComponentBench, nodetask.ComponentStorageBench,
+		nodetask.ComponentChunk, nodetask.ComponentCompare})
 	return sel.Add(*req)
 }
 
@@ -226,7 +227,7 @@ func (r *BurstBufferReconciler) publishSweep(ctx context.Context, s *scope, st s
 	} else {
 		msg += ": no valid write limit (see warnings)"
 	}
-	s.sweepSummary = msg
+	s.sweepSummary, s.sweepPoints = msg, st.lp
 	return true, nil
 }
 

@@ -35,6 +35,18 @@ const (
 	ConditionClientsMounted     = "ClientsMounted"
 	ConditionStagedIn           = "StagedIn"
 	ConditionStagedOut          = "StagedOut"
+
+	// ConditionChunkSizeChosen is set only with layout.chunkSizePolicy Auto: Unknown while
+	// the chunk sizes are measured (after stage 2, before stage 3), True once one was chosen
+	// from their figures and set on the file system's root, False when none could be (a
+	// budget too small to compare two sizes, runs that gave nothing to compare, the local
+	// engine); status.chunkSize has the figures. It does not hold up Ready.
+	ConditionChunkSizeChosen = "ChunkSizeChosen"
+	// ConditionCompared is set only with validation.compareWith: Unknown while the ideal
+	// workload runs on the other storage, True once status.comparison has both figures, False
+	// when the other storage could not be measured (the message says what to fix). It does
+	// not hold up Ready.
+	ConditionCompared = "Compared"
 )
 
 // Condition reasons. Every reason any part of the operator sets is declared here, once, and
@@ -126,6 +138,32 @@ const (
 	// ReasonInsufficientCapacity: a node has less free space at spec.storage.path than
 	// spec.storage.capacityPerNode, as the stage-2 device probe saw it.
 	ReasonInsufficientCapacity = "InsufficientCapacity"
+
+	// The ChunkSizeChosen condition (layout.chunkSizePolicy Auto).
+	// ReasonChunkSizeTuning: the chunk sizes are being measured, one after another.
+	ReasonChunkSizeTuning = "ChunkSizeTuning"
+	// ReasonChunkSizeChosen: a size was chosen from the measured figures (layout.chunkSize
+	// itself when no other beat it) and is the root directory's stripe pattern.
+	ReasonChunkSizeChosen = "ChunkSizeChosen"
+	// ReasonChunkSizeNotTuned: nothing could be compared - the time budget allows fewer than
+	// two runs, the runs failed, the budget ran out, or the engine has no chunks (local);
+	// layout.chunkSize stays and the message says why.
+	ReasonChunkSizeNotTuned = "ChunkSizeNotTuned"
+
+	// The Compared condition (validation.compareWith), besides ClaimNotFound.
+	// ReasonComparing: the ideal workload runs on the other storage.
+	ReasonComparing = "Comparing"
+	// ReasonCompared: status.comparison has the burst buffer beside the other storage.
+	ReasonCompared = "Compared"
+	// ReasonComparisonFailed: the ideal workload failed on the other storage (or the time
+	// budget ran out first); the message names the node and the cause.
+	ReasonComparisonFailed = "ComparisonFailed"
+	// ReasonClaimNotMountable: the claim to compare with cannot be used for the workload -
+	// read-only, or its pod could not be scheduled on the burst buffer's node in time.
+	ReasonClaimNotMountable = "ClaimNotMountable"
+	// ReasonComparePathNotAllowed: compareWith.nodeLocal.path is not below a root the
+	// operator allows (--allowed-storage-roots); nothing ran there.
+	ReasonComparePathNotAllowed = "ComparePathNotAllowed"
 )
 
 // Conditions that generic tools read (kstatus: kubectl wait, Argo CD, Flux, cli-utils). They
@@ -215,6 +253,14 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonTargetMet:             ReasonKindProgress,
 	ReasonTargetNotMet:          ReasonKindAttention,
 	ReasonTargetUnknown:         ReasonKindProgress,
+	ReasonChunkSizeTuning:       ReasonKindProgress,
+	ReasonChunkSizeChosen:       ReasonKindProgress,
+	ReasonChunkSizeNotTuned:     ReasonKindAttention,
+	ReasonComparing:             ReasonKindProgress,
+	ReasonCompared:              ReasonKindProgress,
+	ReasonComparisonFailed:      ReasonKindAttention,
+	ReasonClaimNotMountable:     ReasonKindAttention,
+	ReasonComparePathNotAllowed: ReasonKindAttention,
 }
 
 // KindOf is the kind of a reason; an undeclared reason counts as Progress (and fails the

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -331,5 +332,35 @@ func TestLimitsUnreachable(t *testing.T) {
 	code := runWith([]string{"limits", "scratch", "--kubeconfig", kc, "--request-timeout", "5s"}, strings.NewReader(""), &out, &errOut, newClient)
 	if code != 1 || !strings.Contains(errOut.String(), "cannot reach the cluster at https://127.0.0.1:1 (KUBECONFIG, --kubeconfig, --context)") {
 		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// The chunk size chosen (layout.chunkSizePolicy Auto) and the comparison (validation.compareWith)
+// come with the table.
+func TestLimitsChunkSizeAndComparison(t *testing.T) {
+	c := newCluster(t)
+	score, w, r, bw, ow, ratio := int32(1180), int64(1.3e9), int64(2.2e9), int64(3.4e9), int64(1e9), int32(3400)
+	c.bb.Status.ChunkSize = &v1alpha1.ChunkSizeStatus{Size: resource.MustParse("4Mi"), Policy: v1alpha1.ChunkSizeAuto, Pattern: v1alpha1.PatternLargeSequential,
+		Message: "4Mi chosen for large sequential I/O",
+		Candidates: []v1alpha1.ChunkSizeCandidate{{Size: resource.MustParse("512Ki"), Message: "run failed: node a: fio: no space"},
+			{Size: resource.MustParse("4Mi"), WriteBytesPerSecond: &w, ReadBytesPerSecond: &r, ScorePerMille: &score, Chosen: true}}}
+	c.bb.Status.Comparison = &v1alpha1.ComparisonStatus{With: "claim results", Workload: "1 node(s) x 4 process(es)",
+		Operations: []v1alpha1.ComparedOperation{{Operation: "write", BurstBufferBytesPerSecond: &bw, OtherBytesPerSecond: &ow, RatioPerMille: &ratio}},
+		Message:    "the burst buffer is 3.4x faster than claim results for large sequential writes"}
+	code, out, errOut := c.run("scratch")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"chunk size 4Mi (Auto, LargeSequential): 4Mi chosen for large sequential I/O",
+		"chunk size 512Ki: run failed: node a: fio: no space",
+		"chunk size 4Mi: write 1.3 GB/s, read 2.2 GB/s, score 1.18, chosen",
+		"compared with claim results (1 node(s) x 4 process(es))",
+		"write: burst buffer 3.4 GB/s, claim results 1 GB/s (x3.40)",
+		"the burst buffer is 3.4x faster than claim results",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -27,6 +27,8 @@ func ReportFromStatus(bb *v1alpha1.BurstBuffer) limits.Report {
 		// After stage 3 (or when out of reach) the verdict, which the node choice above predates.
 		r.Summary = append(r.Summary, fmt.Sprintf("target %s: %s", t.State, t.Message))
 	}
+	r.Summary = append(r.Summary, ChunkSizeLines(bb.Status.ChunkSize)...)
+	r.Summary = append(r.Summary, ComparisonLines(bb.Status.Comparison)...)
 	l := bb.Status.Limits
 	if l == nil {
 		r.Summary = append(r.Summary, "no limits published yet")

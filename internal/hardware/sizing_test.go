@@ -207,6 +207,23 @@ func TestChunkAndComparisonToAPI(t *testing.T) {
 		!strings.HasPrefix(cmp.Message, "the burst buffer is 3.4x faster than claim results for large sequential writes") {
 		t.Errorf("comparison %+v", cmp)
 	}
+
+	// As `kubectl beeburst limits` prints them.
+	lines := strings.Join(append(ChunkSizeLines(cs), ComparisonLines(cmp)...), "\n")
+	for _, want := range []string{
+		"chunk size 4Mi (Auto, LargeSequential): 4Mi chosen for large sequential I/O",
+		"  chunk size 512Ki: write 1 GB/s, read 2 GB/s, score 1.00",
+		"  chunk size 4Mi: write 1.3 GB/s, read 2.2 GB/s, score 1.20, chosen",
+		"compared with claim results",
+		"  write: burst buffer 3.4 GB/s, claim results 1 GB/s (x3.40)",
+	} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("lines lack %q:\n%s", want, lines)
+		}
+	}
+	if ChunkSizeLines(nil) != nil || ComparisonLines(nil) != nil {
+		t.Error("lines without a status")
+	}
 }
 
 func TestTruncate(t *testing.T) {

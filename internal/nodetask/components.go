@@ -20,6 +20,9 @@ const (
 	ComponentStripe      = "stripe"
 	ComponentClient      = "client"
 	ComponentConfig      = "config"
+	// ComponentChunkSet sets the stripe chunk size of a directory (layout.chunkSizePolicy
+	// Auto: each candidate's directory, then the chosen size on the root).
+	ComponentChunkSet = "chunkset"
 
 	// Stage 2: the device probe, the network probe's server and client, BeeGFS StorageBench.
 	ComponentProbeDevice    = "probe-dev"
@@ -30,6 +33,11 @@ const (
 	ComponentSweep = "sweep"
 	// Software factors after stage 3: the workload benchmark pods.
 	ComponentBench = "bench"
+	// ComponentChunk: the short runs of each candidate chunk size, before stage 3.
+	ComponentChunk = "chunk"
+	// ComponentCompare: the ideal workload on the storage validation.compareWith names (and
+	// on the burst buffer at the same point when the sweep did not measure it).
+	ComponentCompare = "compare"
 	// ComponentNodeLock labels the per-node measuring Leases.
 	ComponentNodeLock = "node-lock"
 

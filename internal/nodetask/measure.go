@@ -111,3 +111,45 @@ func WorkloadPod(bb *v1alpha1.BurstBuffer, image string, k, i int, node, kind st
 	pod.Name = RunName(bb, ComponentBench, k, i)
 	return pod
 }
+
+// ChunkPod is node i's run of the k-th chunk size of layout.chunkSizePolicy Auto, in that
+// size's directory dir of the file system: the ideal workload for large sequential I/O
+// (kind ""), else the workload benchmark of that kind (sharedfile, random4k).
+func ChunkPod(bb *v1alpha1.BurstBuffer, image string, k, i int, node, dir, kind string, procs, seconds int) *corev1.Pod {
+	g := agentapi.Globals{Timeout: 3 * time.Minute}
+	runtime := time.Duration(seconds) * time.Second
+	args := agentapi.Ideal{Dir: dir, Procs: procs, Runtime: runtime, Globals: g}.Args()
+	if kind != "" {
+		args = agentapi.Workload{Kind: kind, Dir: dir, Procs: procs, Runtime: runtime, Globals: g}.Args()
+	}
+	pod := Pod(bb, Spec{
+		Component: ComponentChunk, Index: i, Node: node, Image: image,
+		Args: args, DeadlineSeconds: 300, MountFileSystem: true,
+	})
+	pod.Name = RunName(bb, ComponentChunk, k, i)
+	return pod
+}
+
+// CompareMount is where a comparison pod of validation.compareWith sees the other storage.
+const CompareMount = "/compare"
+
+// ComparePod is node i's ideal workload for validation.compareWith on one side (side 0: the
+// other storage, side 1: the burst buffer). other is the other storage's volume, mounted at
+// CompareMount; nil runs on the burst buffer. scheduled: the pod goes through the scheduler
+// (pinned to node by affinity), so that a claim's volume is attached where it can be.
+func ComparePod(bb *v1alpha1.BurstBuffer, image string, side, i int, node string, procs, seconds int, other *corev1.Volume, scheduled bool) *corev1.Pod {
+	req := agentapi.Ideal{Dir: CompareMount, Procs: procs, Runtime: time.Duration(seconds) * time.Second,
+		Globals: agentapi.Globals{Timeout: 3 * time.Minute}}
+	spec := Spec{Component: ComponentCompare, Index: i, Node: node, Image: image, DeadlineSeconds: 300}
+	if other == nil {
+		req.Dir, spec.MountFileSystem = FileSystemMount, true
+	} else {
+		spec.Volumes = []corev1.Volume{*other}
+		spec.Mounts = []corev1.VolumeMount{{Name: other.Name, MountPath: CompareMount}}
+		spec.Scheduled = scheduled
+	}
+	spec.Args = req.Args()
+	pod := Pod(bb, spec)
+	pod.Name = RunName(bb, ComponentCompare, side, i)
+	return pod
+}

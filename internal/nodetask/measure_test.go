@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
@@ -55,6 +56,14 @@ func TestMeasuringPodsGolden(t *testing.T) {
 		NetClientPod(std, testImage, 1, "node-a", "10.0.0.2")))
 	golden.Assert(t, "sweep.yaml", toYAML(t, SweepPod(std, testImage, 3, 1, "node-b", 8, 5)))
 	golden.Assert(t, "workload.yaml", toYAML(t, WorkloadPod(std, testImage, 2, 1, "node-b", "metadata", 4)))
+	claim := &corev1.Volume{Name: "compare", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "results"}}}
+	golden.Assert(t, "chunk.yaml", toYAML(t,
+		ChunkPod(std, testImage, 2, 1, "node-b", FileSystemMount+"/.beeburst-chunks/1Mi", "", 4, 3),
+		ChunkPod(std, testImage, 0, 0, "node-a", FileSystemMount+"/.beeburst-chunks/64Ki", "random4k", 4, 3)))
+	golden.Assert(t, "compare.yaml", toYAML(t,
+		ComparePod(std, testImage, 0, 1, "node-b", 4, 3, claim, true),
+		ComparePod(std, testImage, 1, 0, "node-a", 4, 3, nil, false)))
 }
 
 // TestRunNamesDoNotCollide: a series' (run, node) pairs have names of their own, past 1000

@@ -164,23 +164,29 @@ func PlanChunkSizes(in ChunkPlanInput) (ChunkPlan, error) {
 			formatDuration(in.Budget), plural(runs, "run"), formatDuration(in.PerRun), FormatChunk(in.Baseline))
 		return plan, nil
 	}
+	// Every size the pattern favours, then as many as the budget allows: the ones it leaves
+	// out are named, so that a user knows what a larger budget would have measured.
+	all := []int64{in.Baseline}
 	for _, c := range candidates(in.Pattern, block) {
-		c = clampChunk(c)
-		if len(plan.Sizes) == runs {
-			break
-		}
-		if !contains(plan.Sizes, c) {
-			plan.Sizes = append(plan.Sizes, c)
+		if c = clampChunk(c); !contains(all, c) {
+			all = append(all, c)
 		}
 	}
+	plan.Sizes = all[:min(runs, len(all))]
 	plan.Estimated = time.Duration(len(plan.Sizes)) * in.PerRun
-	var sizes []string
+	var sizes, left []string
 	for _, s := range plan.Sizes[1:] {
 		sizes = append(sizes, FormatChunk(s))
+	}
+	for _, s := range all[len(plan.Sizes):] {
+		left = append(left, FormatChunk(s))
 	}
 	plan.Reason = fmt.Sprintf("%s for %s I/O against layout.chunkSize %s: %s of %s each, %s of the %s budget",
 		strings.Join(sizes, ", "), plan.Pattern.describe(), FormatChunk(in.Baseline), plural(len(plan.Sizes), "run"),
 		formatDuration(in.PerRun), formatDuration(plan.Estimated), formatDuration(in.Budget))
+	if len(left) > 0 {
+		plan.Reason += fmt.Sprintf("; the budget leaves out %s", strings.Join(left, ", "))
+	}
 	return plan, nil
 }
 

@@ -28,9 +28,10 @@ func TestPlanChunkSizes(t *testing.T) {
 			reason: "4Mi, 1Mi, 16Mi for large sequential I/O against layout.chunkSize 512Ki: 4 runs of 30s each, 2m of the 2m30s budget",
 		},
 		{
-			name:  "the budget cuts the list: 2 runs",
-			in:    ChunkPlanInput{Pattern: PatternLargeSequential, Baseline: 512 * ki, Budget: 70 * time.Second, PerRun: 30 * time.Second},
-			sizes: []int64{512 * ki, 4 * mi},
+			name:   "the budget cuts the list: 2 runs",
+			in:     ChunkPlanInput{Pattern: PatternLargeSequential, Baseline: 512 * ki, Budget: 70 * time.Second, PerRun: 30 * time.Second},
+			sizes:  []int64{512 * ki, 4 * mi},
+			reason: "4Mi for large sequential I/O against layout.chunkSize 512Ki: 2 runs of 30s each, 1m of the 1m10s budget; the budget leaves out 1Mi, 16Mi",
 		},
 		{
 			name:  "no room to compare: skipped, the baseline stays",
