@@ -110,23 +110,9 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, r.refuseUndecodable(ctx, bb)
 	}
 
-	// The finalizer goes on before the first side effect on a node.
-	if bb.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bb, v1alpha1.Finalizer) {
-		orig := bb.DeepCopy()
-		controllerutil.AddFinalizer(bb, v1alpha1.Finalizer)
-		if err := r.Patch(ctx, bb, client.MergeFrom(orig)); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-
-	eng, ok := r.Engines[bb.Spec.Engine]
-	if !ok {
-		// CRD validation makes this unreachable; a newer CRD with an older operator is not.
-		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("unknown engine %q", bb.Spec.Engine))
-	}
-	s := &scope{bb: bb, engine: eng}
-	for _, n := range bb.Status.Nodes {
-		s.nodes = append(s.nodes, n.Name)
+	s, err := r.newScope(ctx, bb)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 
 	before := bb.DeepCopy()
@@ -183,6 +169,28 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// newScope puts the finalizer on (before the first side effect on a node) and gathers what
+// every step reads: the object, its engine and its nodes.
+func (r *BurstBufferReconciler) newScope(ctx context.Context, bb *v1alpha1.BurstBuffer) (*scope, error) {
+	if bb.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bb, v1alpha1.Finalizer) {
+		orig := bb.DeepCopy()
+		controllerutil.AddFinalizer(bb, v1alpha1.Finalizer)
+		if err := r.Patch(ctx, bb, client.MergeFrom(orig)); err != nil {
+			return nil, err
+		}
+	}
+	eng, ok := r.Engines[bb.Spec.Engine]
+	if !ok {
+		// CRD validation makes this unreachable; a newer CRD with an older operator is not.
+		return nil, reconcile.TerminalError(fmt.Errorf("unknown engine %q", bb.Spec.Engine))
+	}
+	s := &scope{bb: bb, engine: eng}
+	for _, n := range bb.Status.Nodes {
+		s.nodes = append(s.nodes, n.Name)
+	}
+	return s, nil
 }
 
 // step is one step of the pipeline: done says whether the next may run on this visit.

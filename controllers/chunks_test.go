@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/nodecache"
 )
 
 // layout.chunkSizePolicy Auto (issue 16): the chunk sizes measured between stage 2 and the
@@ -30,11 +29,7 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 		nodes = []string{ns + "-a", ns + "-b"}
 		makeBeeGFSNode(ctx, nodes[0], "10.9.0.1", map[string]string{"pool": ns})
 		makeBeeGFSNode(ctx, nodes[1], "10.9.0.2", map[string]string{"pool": ns})
-		DeferCleanup(func() {
-			for _, n := range nodes {
-				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
-			}
-		})
+		forgetFiguresOf(ctx, nodes)
 	})
 	autoBB := func(name, budget string) *v1alpha1.BurstBuffer {
 		bb := beegfsBB(ns, name, 2)

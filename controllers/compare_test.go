@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/nodecache"
 )
 
 // validation.compareWith (issue 16): the ideal workload on other storage, beside the burst
@@ -32,11 +31,7 @@ var _ = Describe("validation.compareWith: is it worth it", func() {
 			makeNode(ctx, n, map[string]string{"pool": ns, v1alpha1.LabelLinkRateBitsPerSecond: "1G",
 				v1alpha1.LabelDiskWriteBytesPerSecond: "300M", v1alpha1.LabelDiskReadBytesPerSecond: "400M"})
 		}
-		DeferCleanup(func() {
-			for _, n := range nodes {
-				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
-			}
-		})
+		forgetFiguresOf(ctx, nodes)
 	})
 	compareBB := func(name string, with v1alpha1.CompareWithSpec) *v1alpha1.BurstBuffer {
 		bb := localBB(ns, name, 2)

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodecache"
 )
 
 const timeout = 20 * time.Second
@@ -221,4 +222,14 @@ func loosenCRD(ctx context.Context) func() {
 		}, timeout).Should(Succeed())
 		Eventually(func() bool { return apierrors.IsInvalid(probe()) }, timeout).Should(BeTrue())
 	}
+}
+
+// forgetFiguresOf deletes the nodes' figure caches after the spec, so that the next spec on
+// nodes of the same names measures afresh.
+func forgetFiguresOf(ctx context.Context, nodes []string) {
+	DeferCleanup(func() {
+		for _, n := range nodes {
+			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+		}
+	})
 }

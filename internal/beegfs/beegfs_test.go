@@ -19,26 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/golden"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
-
-func toYAML(t *testing.T, objs ...any) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	for _, o := range objs {
-		y, err := yaml.Marshal(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString("---\n")
-		b.Write(y)
-	}
-	return b.Bytes()
-}
 
 func nodeNames(n int) []string {
 	s := make([]string, n)
@@ -153,7 +138,7 @@ func TestLayoutGolden(t *testing.T) {
 			"configMap":         in.ConfigMap().Data,
 			"pods":              summarise(allPods(in)),
 		}
-		golden.Assert(t, fmt.Sprintf("layout-%dnodes.yaml", n), toYAML(t, doc))
+		golden.Assert(t, fmt.Sprintf("layout-%dnodes.yaml", n), golden.YAML(t, doc))
 	}
 }
 
@@ -164,7 +149,7 @@ func TestPodsGolden(t *testing.T) {
 		objs = append(objs, p)
 	}
 	objs = append(objs, in.ConfigMap())
-	golden.Assert(t, "pods-2nodes.yaml", toYAML(t, objs...))
+	golden.Assert(t, "pods-2nodes.yaml", golden.YAML(t, objs...))
 	golden.Assert(t, "ready.sh", []byte(in.ReadyScript(240)))
 	golden.Assert(t, "stripe.sh", []byte(in.StripeScript()))
 	golden.Assert(t, "client.sh", []byte(ClientScript))
@@ -173,7 +158,7 @@ func TestPodsGolden(t *testing.T) {
 func TestAuthDisabledGolden(t *testing.T) {
 	in := testInstance(1)
 	in.BB.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{AuthenticationDisabled: true}
-	golden.Assert(t, "auth-disabled.yaml", toYAML(t, map[string]any{
+	golden.Assert(t, "auth-disabled.yaml", golden.YAML(t, map[string]any{
 		"mgmtd": in.MgmtdArgs(), "meta": in.MetaArgs("worker-01"), "storage": in.StorageArgs("worker-01"), "clientConf": in.ClientConf("worker-01"),
 		"stripe": in.StripeScript(), "clientVolumes": in.ClientPod(0, "worker-01").Spec.Volumes,
 	}))
@@ -194,7 +179,7 @@ func TestSecretGolden(t *testing.T) {
 		KeyTLSCert:  "<PEM: self-signed ECDSA P-256 CA certificate for mgmtd>",
 		KeyTLSKey:   "<PEM: PKCS#8 private key>",
 	}
-	golden.Assert(t, "secret.yaml", toYAML(t, redacted))
+	golden.Assert(t, "secret.yaml", golden.YAML(t, redacted))
 
 	if len(sec.Data[KeyConnAuth]) != 64 {
 		t.Errorf("conn.auth has %d bytes, want 64 printable", len(sec.Data[KeyConnAuth]))

@@ -11,7 +11,7 @@ func TestChunkPodsGolden(t *testing.T) {
 	in := testInstance(2)
 	candidate := ChunkTask{Index: 1, Dir: ChunkDir(4 << 20), Size: 4 << 20}
 	apply := ChunkTask{Index: ChunkApplyIndex, Dir: "/", Size: 4 << 20, RemoveTuning: true}
-	golden.Assert(t, "chunk-pods.yaml", toYAML(t, in.ChunkPod(candidate), in.ChunkPod(apply)))
+	golden.Assert(t, "chunk-pods.yaml", golden.YAML(t, in.ChunkPod(candidate), in.ChunkPod(apply)))
 	golden.Assert(t, "chunk-candidate.sh", []byte(in.ChunkScript(candidate)))
 	golden.Assert(t, "chunk-apply.sh", []byte(in.ChunkScript(apply)))
 }

@@ -48,7 +48,7 @@ func TestStorageBenchGolden(t *testing.T) {
 	in := testInstance(2)
 	p := StorageBenchPlanFor(TargetsPerNode(in.BB), 500e6, 100<<30, 3)
 	pod := in.StorageBenchPod(p)
-	golden.Assert(t, "storagebench-pod.yaml", toYAML(t, pod))
+	golden.Assert(t, "storagebench-pod.yaml", golden.YAML(t, pod))
 	golden.Assert(t, "storagebench.sh", []byte(in.StorageBenchScript(p)))
 
 	// Same placement, mounts and privileges as the readiness check; only its own script,

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -29,4 +31,20 @@ func Assert(t *testing.T, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file; run go test with -update and review the diff.\ngot:\n%s", path, got)
 	}
+}
+
+// YAML renders objects as one YAML stream, each document after a "---" line: the form of the
+// golden files of Kubernetes objects.
+func YAML(t *testing.T, objs ...any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	for _, o := range objs {
+		y, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	return b.Bytes()
 }

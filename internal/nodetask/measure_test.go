@@ -1,13 +1,11 @@
 package nodetask
 
 import (
-	"bytes"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/golden"
@@ -26,42 +24,28 @@ func testBB(engine v1alpha1.EngineType, profile v1alpha1.ValidationProfile) *v1a
 	return bb
 }
 
-func toYAML(t *testing.T, objs ...any) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	for _, o := range objs {
-		y, err := yaml.Marshal(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString("---\n")
-		b.Write(y)
-	}
-	return b.Bytes()
-}
-
 // TestMeasuringPodsGolden: the pods of stages 2-4 and of the workload benchmarks, for both
 // profiles and engines where they differ (probe runtimes; host network for BeeGFS's links
 // and for a device probe that discovers a link).
 func TestMeasuringPodsGolden(t *testing.T) {
 	quick := testBB(v1alpha1.EngineLocal, v1alpha1.ProfileQuick)
 	std := testBB(v1alpha1.EngineBeeGFS, v1alpha1.ProfileStandard)
-	golden.Assert(t, "probe-device.yaml", toYAML(t,
+	golden.Assert(t, "probe-device.yaml", golden.YAML(t,
 		DeviceProbePod(quick, testImage, 0, "node-a", ""),
 		DeviceProbePod(std, testImage, 1, "node-b", "10.0.0.2")))
-	golden.Assert(t, "probe-network.yaml", toYAML(t,
+	golden.Assert(t, "probe-network.yaml", golden.YAML(t,
 		NetServerPod(quick, testImage, 0, "node-a"),
 		NetClientPod(quick, testImage, 0, "node-b", "10.244.0.10"),
 		NetServerPod(std, testImage, 1, "node-b"),
 		NetClientPod(std, testImage, 1, "node-a", "10.0.0.2")))
-	golden.Assert(t, "sweep.yaml", toYAML(t, SweepPod(std, testImage, 3, 1, "node-b", 8, 5)))
-	golden.Assert(t, "workload.yaml", toYAML(t, WorkloadPod(std, testImage, 2, 1, "node-b", "metadata", 4)))
+	golden.Assert(t, "sweep.yaml", golden.YAML(t, SweepPod(std, testImage, 3, 1, "node-b", 8, 5)))
+	golden.Assert(t, "workload.yaml", golden.YAML(t, WorkloadPod(std, testImage, 2, 1, "node-b", "metadata", 4)))
 	claim := &corev1.Volume{Name: "compare", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "results"}}}
-	golden.Assert(t, "chunk.yaml", toYAML(t,
+	golden.Assert(t, "chunk.yaml", golden.YAML(t,
 		ChunkPod(std, testImage, 2, 1, "node-b", FileSystemMount+"/.beeburst-chunks/1Mi", "", 4, 3),
 		ChunkPod(std, testImage, 0, 0, "node-a", FileSystemMount+"/.beeburst-chunks/64Ki", "random4k", 4, 3)))
-	golden.Assert(t, "compare.yaml", toYAML(t,
+	golden.Assert(t, "compare.yaml", golden.YAML(t,
 		ComparePod(std, testImage, 0, 1, "node-b", 4, 3, claim, true),
 		ComparePod(std, testImage, 1, 0, "node-a", 4, 3, nil, false)))
 }
