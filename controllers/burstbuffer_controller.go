@@ -29,8 +29,8 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/engine"
-	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/engine/local"
+	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/speccheck"
 	"github.com/beeburst/beeburst/internal/workload"
 )
