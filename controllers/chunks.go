@@ -312,26 +312,24 @@ func (r *BurstBufferReconciler) chunkPod(s *scope, pattern sizing.Pattern, k, i 
 
 // sumMeasure sums one measure over the nodes' reports; false when a report lacks it.
 func sumMeasure(reports []bench.Report, m sizing.Measure) (float64, bool) {
-	var bytes, rate, slowest, ops float64
+	var results []bench.Result
+	var rate, ops float64
 	for _, rep := range reports {
 		res := bench.Find(rep.Results, bench.Operation(m))
 		if res == nil {
 			return 0, false
 		}
-		b := float64(res.Bytes)
-		if b == 0 {
-			b = res.BytesPerSecond * res.RuntimeSeconds
-		}
-		bytes, rate, ops = bytes+b, rate+res.BytesPerSecond, ops+res.OpsPerSecond
-		slowest = max(slowest, res.RuntimeSeconds)
+		results = append(results, *res)
+		rate, ops = rate+res.BytesPerSecond, ops+res.OpsPerSecond
 	}
 	switch {
 	case len(reports) == 0:
 		return 0, false
 	case m == sizing.MeasureRandWrite || m == sizing.MeasureRandRead:
 		return ops, ops > 0
-	case slowest > 0 && bytes > 0:
-		return bytes / slowest, true
+	}
+	if v := allClients(results); v > 0 {
+		return v, true
 	}
 	return rate, rate > 0
 }

@@ -279,14 +279,24 @@ func monitorSweep(s *scope, runs map[sweepPoint][]nodeRun) (*v1alpha1.Monitoring
 	return mon, warnings
 }
 
-// aggregate is the way fio's "All clients" sums: total bytes over the slowest runtime.
+// aggregate is a point's aggregate over the nodes that ran it at once (allClients).
 func aggregate(runs []nodeRun, op limits.Operation) float64 {
-	var bytes, slowest float64
+	results := make([]bench.Result, 0, len(runs))
 	for _, r := range runs {
 		res := r.write
 		if op == limits.Read {
 			res = r.read
 		}
+		results = append(results, res)
+	}
+	return allClients(results)
+}
+
+// allClients is the way fio's "All clients" sums: total bytes over the slowest runtime; 0
+// when no runtime is known.
+func allClients(results []bench.Result) float64 {
+	var bytes, slowest float64
+	for _, res := range results {
 		b := float64(res.Bytes)
 		if b == 0 { // a report without totals: fall back to rate x runtime
 			b = res.BytesPerSecond * res.RuntimeSeconds
