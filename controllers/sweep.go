@@ -30,8 +30,7 @@ const measuredLimitTolerance = 0.05
 // stops the benchmark on the storage servers when it is deleted.
 func probeSelector(bb *v1alpha1.BurstBuffer) labels.Selector {
 	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy})
-	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, []string{nodetask.ComponentProbeDevice, nodetask.ComponentProbeNetServer, nodetask.ComponentProbeNetClient, nodetask.ComponentSweep, nodetask.ComponentBench, nodetask.ComponentStorageBench,
-		nodetask.ComponentChunk, nodetask.ComponentCompare})
+	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, measuringComponents)
 	return sel.Add(*req)
 }
 
@@ -44,8 +43,9 @@ func grid(bb *v1alpha1.BurstBuffer, nodes int) (ms, ns []int, seconds int) {
 	}
 	switch bb.Spec.Validation.Profile {
 	case v1alpha1.ProfileQuick:
+		// 2 s a phase, as the quick probes (nodetask.probeRuntime).
 		ms, ns = []int{nodes}, []int{1, 4}
-		seconds = min(seconds, 3)
+		seconds = min(seconds, 2)
 	default:
 		for m := 1; m < nodes; m *= 2 {
 			ms = append(ms, m)
