@@ -33,7 +33,8 @@ func TestContractRoundTrip(t *testing.T) {
 				Time: dur(f, agentapi.FlagTime), ConnectTimeout: dur(f, agentapi.FlagConnectTimeout), Globals: globalsOf(f)}
 		}},
 		{filled(agentapi.Ideal{}), func(f *pflag.FlagSet) agentapi.Request {
-			return agentapi.Ideal{Dir: str(f, agentapi.FlagDir), Procs: num(f, agentapi.FlagProcs), Runtime: dur(f, agentapi.FlagRuntime), Globals: globalsOf(f)}
+			return agentapi.Ideal{Dir: str(f, agentapi.FlagDir), Procs: num(f, agentapi.FlagProcs), Runtime: dur(f, agentapi.FlagRuntime),
+				BlockSize: str(f, agentapi.FlagBlockSize), Globals: globalsOf(f)}
 		}},
 		{filled(agentapi.Workload{}), func(f *pflag.FlagSet) agentapi.Request {
 			return agentapi.Workload{Kind: str(f, agentapi.FlagKind), Dir: str(f, agentapi.FlagDir), Procs: num(f, agentapi.FlagProcs),

@@ -196,6 +196,8 @@ type Ideal struct {
 	Dir     string
 	Procs   int
 	Runtime time.Duration
+	// BlockSize is each write and read call's size ("" leaves the agent's 1 MiB).
+	BlockSize string
 	Globals
 }
 
@@ -205,6 +207,7 @@ func (r Ideal) Args() []string {
 	a.str(FlagDir, r.Dir)
 	a.int(FlagProcs, r.Procs)
 	a.dur(FlagRuntime, r.Runtime)
+	a.str(FlagBlockSize, r.BlockSize)
 	return a.globals(r.Globals)
 }
 

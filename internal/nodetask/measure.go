@@ -2,6 +2,7 @@ package nodetask
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,7 +90,7 @@ func NetClientPod(bb *v1alpha1.BurstBuffer, image string, k int, node, serverIP 
 // /proc every 500 ms (stage 4).
 func SweepPod(bb *v1alpha1.BurstBuffer, image string, k, i int, node string, procs, seconds int) *corev1.Pod {
 	req := agentapi.Ideal{
-		Dir: FileSystemMount, Procs: procs, Runtime: time.Duration(seconds) * time.Second,
+		Dir: FileSystemMount, Procs: procs, Runtime: time.Duration(seconds) * time.Second, BlockSize: sweepBlockSize(bb),
 		Globals: agentapi.Globals{Timeout: 3 * time.Minute, MonitorInterval: 500 * time.Millisecond},
 	}
 	pod := Pod(bb, Spec{
@@ -98,6 +99,16 @@ func SweepPod(bb *v1alpha1.BurstBuffer, image string, k, i int, node string, pro
 	})
 	pod.Name = RunName(bb, ComponentSweep, k, i)
 	return pod
+}
+
+// sweepBlockSize is validation.sweep.blockSize in bytes for the agent's --bs, "" for its
+// default (1 MiB, the API's default too). The chunk-size runs and the comparison run the
+// sweep's workload, so they use it as well.
+func sweepBlockSize(bb *v1alpha1.BurstBuffer) string {
+	if sw := bb.Spec.Validation.Sweep; sw != nil && sw.BlockSize != nil {
+		return strconv.FormatInt(sw.BlockSize.Value(), 10)
+	}
+	return ""
 }
 
 // WorkloadPod is node i's part of the k-th workload benchmark (kind: agentapi.Kind*).
@@ -120,7 +131,7 @@ func WorkloadPod(bb *v1alpha1.BurstBuffer, image string, k, i int, node, kind st
 func ChunkPod(bb *v1alpha1.BurstBuffer, image string, k, i int, node, dir, kind string, procs, seconds int) *corev1.Pod {
 	g := agentapi.Globals{Timeout: 3 * time.Minute}
 	runtime := time.Duration(seconds) * time.Second
-	args := agentapi.Ideal{Dir: dir, Procs: procs, Runtime: runtime, Globals: g}.Args()
+	args := agentapi.Ideal{Dir: dir, Procs: procs, Runtime: runtime, BlockSize: sweepBlockSize(bb), Globals: g}.Args()
 	if kind != "" {
 		args = agentapi.Workload{Kind: kind, Dir: dir, Procs: procs, Runtime: runtime, Globals: g}.Args()
 	}
@@ -141,7 +152,7 @@ const CompareMount = "/compare"
 // (pinned to node by affinity), so that a claim's volume is attached where it can be.
 func ComparePod(bb *v1alpha1.BurstBuffer, image string, side, i int, node string, procs, seconds int, other *corev1.Volume, scheduled bool) *corev1.Pod {
 	req := agentapi.Ideal{Dir: CompareMount, Procs: procs, Runtime: time.Duration(seconds) * time.Second,
-		Globals: agentapi.Globals{Timeout: 3 * time.Minute}}
+		BlockSize: sweepBlockSize(bb), Globals: agentapi.Globals{Timeout: 3 * time.Minute}}
 	spec := Spec{Component: ComponentCompare, Index: i, Node: node, Image: image, DeadlineSeconds: 300}
 	if other == nil {
 		req.Dir, spec.MountFileSystem = FileSystemMount, true

@@ -1,9 +1,11 @@
 package nodetask
 
 import (
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -66,5 +68,29 @@ func TestRunNamesDoNotCollide(t *testing.T) {
 	}
 	if got := SweepPod(bb, testImage, 1, 1000, "n", 1, 5).Name; got != "scratch-sweep-1-1000" {
 		t.Errorf("sweep pod name %s", got)
+	}
+}
+
+// TestSweepBlockSize: validation.sweep.blockSize reaches every run of the sweep's workload
+// (the sweep, the chunk-size runs, the comparison); without it the agent's 1 MiB applies.
+func TestSweepBlockSize(t *testing.T) {
+	bb := testBB(v1alpha1.EngineBeeGFS, v1alpha1.ProfileStandard)
+	pods := func() []*corev1.Pod {
+		return []*corev1.Pod{SweepPod(bb, testImage, 0, 0, "node-a", 4, 5),
+			ChunkPod(bb, testImage, 0, 0, "node-a", FileSystemMount+"/.beeburst-chunks/1Mi", "", 4, 3),
+			ComparePod(bb, testImage, 1, 0, "node-a", 4, 3, nil, false)}
+	}
+	for _, p := range pods() {
+		if slices.Contains(p.Spec.Containers[0].Args, "--bs") {
+			t.Errorf("%s: --bs without validation.sweep.blockSize", p.Name)
+		}
+	}
+	q := resource.MustParse("4Mi")
+	bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{BlockSize: &q}
+	for _, p := range pods() {
+		args := p.Spec.Containers[0].Args
+		if i := slices.Index(args, "--bs"); i < 0 || i+1 >= len(args) || args[i+1] != "4194304" {
+			t.Errorf("%s: args %q, want --bs 4194304", p.Name, args)
+		}
 	}
 }
