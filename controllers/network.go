@@ -22,8 +22,8 @@ type netPair struct {
 
 // probeLinks is stage 2's network part (reconcileNetwork): iperf3 between the nodes in a ring (node k+1
 // sends to node k), all pairs at once - links are full duplex, and each node sends once and
-// receives once. The probes take the path the file system's traffic takes (the host network
-// for BeeGFS: nodetask.NetServerPod) and need no privilege.
+// receives once. The probes run in the host network (nodetask.NetServerPod says why) and
+// need no privilege.
 //
 // A pair's figure is bounded by the slower of its two ends. A node's figure is the best of
 // the pairs it is in: with three or more nodes a node with a fast neighbour gets its own
@@ -47,15 +47,15 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 			failures = append(failures, fmt.Sprintf("network probe server on node %s: %s", srvNode, reportMessage(msg)))
 			continue
 		}
-		var cur corev1.Pod
-		if err := r.Get(ctx, client.ObjectKeyFromObject(srv), &cur); err != nil {
-			return nil, false, nil, client.IgnoreNotFound(err)
-		}
-		if cur.Status.PodIP == "" {
+		addr, err := r.serverAddress(ctx, s, srv)
+		if err != nil || addr == "" {
 			done = false // the client needs the server's address
+			if err != nil {
+				return nil, false, nil, err
+			}
 			continue
 		}
-		cl := nodetask.NetClientPod(bb, r.AgentImage, k, cliNode, cur.Status.PodIP)
+		cl := nodetask.NetClientPod(bb, r.AgentImage, k, cliNode, addr)
 		st, msg, _, err = r.runMeasuring(ctx, s, cl)
 		if err != nil {
 			return nil, false, nil, err
@@ -75,6 +75,25 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 		}
 	}
 	return pairs, done, failures, nil
+}
+
+// serverAddress is where a network probe's client finds the server (host network): its
+// node's InternalIP, known before the server starts - the client is created with it and
+// retries until the server listens, so the two pods start together. A node without one:
+// the server pod's address once it has started.
+func (r *BurstBufferReconciler) serverAddress(ctx context.Context, s *scope, srv *corev1.Pod) (string, error) {
+	if n := s.nodeObj(srv.Spec.NodeName); n != nil {
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP && a.Address != "" {
+				return a.Address, nil
+			}
+		}
+	}
+	var cur corev1.Pod
+	if err := r.Get(ctx, client.ObjectKeyFromObject(srv), &cur); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	return cur.Status.PodIP, nil
 }
 
 func transferRate(msg string) (float64, error) {

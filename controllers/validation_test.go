@@ -58,6 +58,17 @@ func finishNetwork(ctx context.Context, ns, name string, nodes []string, bps flo
 		srv.Status.PodIP = ip
 		srv.Status.PodIPs = []corev1.PodIP{{IP: ip}}
 		Expect(k8s.Status().Update(ctx, srv)).To(Succeed())
+		// The client goes to the server's node's InternalIP (host network), else to the
+		// server pod's address once it has one.
+		var node corev1.Node
+		if k8s.Get(ctx, client.ObjectKey{Name: nodes[k]}, &node) == nil {
+			for _, a := range node.Status.Addresses {
+				if a.Type == corev1.NodeInternalIP && a.Address != "" {
+					ip = a.Address
+					break
+				}
+			}
+		}
 		cl := fmt.Sprintf("%s-probe-netc-%d", name, k)
 		Eventually(func(g Gomega) {
 			pod := &corev1.Pod{}
