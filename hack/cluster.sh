@@ -86,7 +86,7 @@ images() {
   mkdir -p bin/images
   # The agent image: the static agent at /agent plus fio, iperf3 and a shell from the host.
   hack/image/build.sh --name "beeburst/agent:$TAG" --binary bin/agent:/agent \
-    --host-bin fio --host-bin iperf3 --host-bin sh --host-bin ls --host-bin cat --host-bin mkdir --host-bin dd \
+    --host-bin fio --host-bin iperf3 --host-bin sh --host-bin ls --host-bin cat --host-bin mkdir --host-bin rmdir --host-bin dd \
     --host-bin sha256sum --env PATH=/usr/local/bin:/usr/bin:/bin \
     -o bin/images/agent.tar
   hack/image/build.sh --name "beeburst/manager:$TAG" --binary bin/manager:/manager -o bin/images/manager.tar
