@@ -71,10 +71,6 @@ var _ = Describe("validation.compareWith on the testbed", Ordered, ContinueOnFai
 				c.LastTransitionTime.Sub(cur.CreationTimestamp.Time).Seconds(), c.Message)
 		}
 		report += "$ kubectl beeburst limits -n " + testNamespace + " " + bb.Name + "\n" + limitsOut
-		// Each run's own report (the pods' termination messages), to see a side's figure per node.
-		runs, _ := kubectl("get", "pods", "-n", testNamespace, "-l", "app.kubernetes.io/instance="+bb.Name, "-o",
-			`jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName}: {.status.containerStatuses[0].state.terminated.message}{"\n"}{end}`)
-		fmt.Fprintf(GinkgoWriter, "the measuring pods' reports:\n%s\n", runs)
 		AddReportEntry("compareWith node-local", report)
 		fmt.Fprintln(GinkgoWriter, report)
 
