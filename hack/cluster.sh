@@ -16,6 +16,10 @@
 #   hack/cluster.sh down    # tear down what `up` made
 #
 # It writes the kubeconfig it uses to bin/kubeconfig.env (KUBECONFIG=...) for later steps.
+# E2E_GINKGO_ARGS adds Ginkgo flags to every run of the suite, e.g. one spec on the device-bound
+# testbed only, all under the testbed's lock:
+#   E2E_TESTBEDS="--workers 2 --link-rate none --disk-write-rate 150MB --disk-read-rate 300MB" \
+#     E2E_GINKGO_ARGS=-ginkgo.label-filter=compare hack/cluster.sh e2e
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=hack/testbed/lock.sh
@@ -82,7 +86,7 @@ images() {
   mkdir -p bin/images
   # The agent image: the static agent at /agent plus fio, iperf3 and a shell from the host.
   hack/image/build.sh --name "beeburst/agent:$TAG" --binary bin/agent:/agent \
-    --host-bin fio --host-bin iperf3 --host-bin sh --host-bin ls --host-bin cat --host-bin mkdir --host-bin dd \
+    --host-bin fio --host-bin iperf3 --host-bin sh --host-bin ls --host-bin cat --host-bin mkdir --host-bin rmdir --host-bin dd \
     --host-bin sha256sum --env PATH=/usr/local/bin:/usr/bin:/bin \
     -o bin/images/agent.tar
   hack/image/build.sh --name "beeburst/manager:$TAG" --binary bin/manager:/manager -o bin/images/manager.tar
@@ -120,7 +124,8 @@ e2e_once() {
   load
   env_load
   local start=$(date +%s)
-  HELM="$HELM" BEEBURST_IMAGE_TAG="$TAG" go test ./test/e2e/ -count=1 -timeout "${E2E_TIMEOUT:-30m}" -v -ginkgo.v "$@"
+  # shellcheck disable=SC2086 # E2E_GINKGO_ARGS is a list of flags
+  HELM="$HELM" BEEBURST_IMAGE_TAG="$TAG" go test ./test/e2e/ -count=1 -timeout "${E2E_TIMEOUT:-30m}" -v -ginkgo.v "$@" ${E2E_GINKGO_ARGS:-}
   log "e2e suite took $(( $(date +%s) - start )) s"
 }
 
