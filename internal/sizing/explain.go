@@ -369,17 +369,30 @@ func (p *planner) metadataServers() (servers int, msg string, short bool) {
 	}
 	per := p.req.MetadataOpsPerServer
 	if !per.Known() {
-		return servers, fmt.Sprintf("Metadata: stage 1 has no metadata term and no per-server figure is known, so layout.metadataServers (%d) stays; the %s creates/s are checked against the metadata benchmark (validation.profile standard).",
-			servers, formatCount(t)), false
+		stale := ""
+		if per.Note != "" {
+			stale = " (" + per.Note + ")"
+		}
+		return servers, fmt.Sprintf("Metadata: stage 1 has no metadata term and no fresh per-server figure is known%s, so layout.metadataServers (%d) stays; the %s creates/s are checked against the metadata benchmark (validation.profile standard).",
+			stale, servers, formatCount(t)), false
 	}
 	need := int(math.Ceil(t * (1 + p.margin) / per.Value * (1 - 1e-12)))
 	if need > MaxMetadataServers {
 		return MaxMetadataServers, fmt.Sprintf("Metadata: %s creates/s at %s per server (%s) would need %d metadata servers, more than the %d allowed.",
-			formatCount(t), formatCount(per.Value), per.Source, need, MaxMetadataServers), true
+			formatCount(t), formatCount(per.Value), per.origin(), need, MaxMetadataServers), true
 	}
 	servers = max(servers, need)
 	return servers, fmt.Sprintf("Metadata: %d metadata server(s) for %s creates/s at %s per server (%s), assuming they scale linearly; checked against the metadata benchmark.",
-		servers, formatCount(t), formatCount(per.Value), per.Source), false
+		servers, formatCount(t), formatCount(per.Value), per.origin()), false
+}
+
+// origin is the source with its detail, so that a reader can find the measurement: "measured
+// on worker-1 by hpc/first at 2026-11-23T16:32:51Z", "spec".
+func (e Evidence) origin() string {
+	if e.Detail == "" {
+		return string(e.Source)
+	}
+	return string(e.Source) + " " + e.Detail
 }
 
 // formatCount is an operation rate for humans: "12000", "1.5M".
