@@ -93,7 +93,9 @@ func TestMetadataFigureRoundTripAndFreshness(t *testing.T) {
 		{"from the future", "/mnt/nvme", time.Hour, with(func(c *MetadataFigure) { c.MeasuredTime = now.Add(time.Minute) }), false},
 		{"no conditions recorded", "/mnt/nvme", time.Hour, with(func(c *MetadataFigure) { c.Conditions = nil }), false},
 		{"beside another burst buffer's pods", "/mnt/nvme", time.Hour,
-			with(func(c *MetadataFigure) { c.Conditions = &Conditions{Exclusive: true, OtherPods: []string{"hpc/other-bench-0-1"}} }), false},
+			with(func(c *MetadataFigure) {
+				c.Conditions = &Conditions{Exclusive: true, OtherPods: []string{"hpc/other-bench-0-1"}}
+			}), false},
 	} {
 		if got := tc.m.Fresh(tc.path, tc.maxAge, now); got != tc.want {
 			t.Errorf("%s: Fresh = %v, want %v", tc.name, got, tc.want)
