@@ -180,3 +180,31 @@ func (f Figures) Fresh(storagePath string, maxAge time.Duration, now time.Time) 
 		f.DeviceReadBytesPerSecond > 0 && now.Sub(f.MeasuredTime) < maxAge && !f.MeasuredTime.After(now) &&
 		f.Conditions.Alone()
 }
+
+// MetadataFromReports is the per-server figure of a metadata benchmark: the file creates per
+// second summed over every node's report (each ran its clients against all metadata servers,
+// as the status sums them), divided by servers, and when the last report ended (zero when no
+// report says). False when a report has no create rate: a partial sum would understate it.
+func MetadataFromReports(reports []bench.Report, servers int) (perServer int64, end time.Time, ok bool) {
+	if servers < 1 || len(reports) == 0 {
+		return 0, time.Time{}, false
+	}
+	total := 0.0
+	for _, rep := range reports {
+		creates := 0.0
+		for _, res := range rep.Results {
+			if res.Operation == bench.OpCreate {
+				creates += res.OpsPerSecond
+			}
+		}
+		if !(creates > 0) {
+			return 0, time.Time{}, false
+		}
+		total += creates
+		if rep.EndTime.After(end) {
+			end = rep.EndTime
+		}
+	}
+	perServer = int64(total / float64(servers))
+	return perServer, end, perServer > 0
+}

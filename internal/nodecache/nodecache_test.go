@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/beeburst/beeburst/internal/bench"
 )
 
 func TestRoundTripAndFreshness(t *testing.T) {
@@ -124,5 +126,26 @@ func TestTogether(t *testing.T) {
 	}
 	if Together(nil) != nil {
 		t.Error("no parts: no conditions")
+	}
+}
+
+func TestMetadataFromReports(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	rep := func(creates float64, end time.Time) bench.Report {
+		return bench.Report{Phase: bench.PhaseSucceeded, EndTime: end, Results: []bench.Result{
+			{Operation: bench.OpCreate, OpsPerSecond: creates}, {Operation: bench.OpStat, OpsPerSecond: 10 * creates}}}
+	}
+	per, end, ok := MetadataFromReports([]bench.Report{rep(6000, t0), rep(4000, t0.Add(time.Second))}, 2)
+	if !ok || per != 5000 || !end.Equal(t0.Add(time.Second)) {
+		t.Errorf("two nodes, two servers: %d %v %v, want 5000 per server, the last end", per, end, ok)
+	}
+	if _, _, ok := MetadataFromReports([]bench.Report{rep(6000, t0), {Phase: bench.PhaseSucceeded}}, 1); ok {
+		t.Error("a node without a create rate: no figure")
+	}
+	if _, _, ok := MetadataFromReports(nil, 1); ok {
+		t.Error("no reports: no figure")
+	}
+	if _, _, ok := MetadataFromReports([]bench.Report{rep(6000, t0)}, 0); ok {
+		t.Error("no servers: no figure")
 	}
 }
