@@ -262,6 +262,12 @@ func (p *planner) message(d Decision, steps []Step, chosen, candidates int) stri
 		parts = append(parts, d.Capacity.Message)
 	}
 	figures := strings.Join(parts, "; ")
+	onlyMetadata := figures == ""
+	if onlyMetadata {
+		// Only a metadata rate asked: stage 1 says nothing, the metadata sentence that follows
+		// says why this many.
+		figures = "no bandwidth or capacity asked"
+	}
 	marginText := fmt.Sprintf("with the %.0f%% margin", p.margin*100)
 	if p.margin == 0 {
 		marginText = "(no margin asked)"
@@ -274,6 +280,9 @@ func (p *planner) message(d Decision, steps []Step, chosen, candidates int) stri
 		fmt.Fprintf(&b, "The %s given meet the target only without the %.0f%% margin: %s.", plural(d.Count, "node"), p.margin*100, figures)
 	case d.Mode == ModeCheck:
 		fmt.Fprintf(&b, "The %s given fall short: %s.", plural(d.Count, "node"), figures)
+	case onlyMetadata && d.State == StatePredicted:
+		fmt.Fprintf(&b, "Chose %d of %s: no bandwidth or capacity asked, so the layout's minimum, at least one node per metadata server.",
+			d.Count, plural(d.Candidates, "candidate node"))
 	case d.State == StatePredicted && !d.ThinMargin:
 		fmt.Fprintf(&b, "Chose %d of %s, the fewest whose stage-1 limit meets the target %s: %s.", d.Count,
 			plural(d.Candidates, "candidate node"), marginText, figures)

@@ -216,7 +216,7 @@ func TestPlan(t *testing.T) {
 			req: Request{Target: Target{MetadataOps: 12000, Margin: 0.1}, Candidates: testbed(4), MetadataServers: 1,
 				MetadataOpsPerServer: Evidence{Value: 5000, Source: SourceMeasured, MeasuredTime: now, Detail: "on a by hpc/first at 2026-11-21T11:50:00Z"}},
 			// 13200 / 5000 = 2.64 -> 3 metadata servers, one per node.
-			state: StatePredicted, count: 3, mds: 3, msg: []string{"Metadata: 3 metadata server(s) for 12k creates/s at 5k per server (measured on a by hpc/first"},
+			state: StatePredicted, count: 3, mds: 3, msg: []string{"Chose 3 of 4 candidate nodes: no bandwidth or capacity asked, so the layout's minimum, at least one node per metadata server. Metadata: 3 metadata server(s) for 12k creates/s at 5k per server (measured on a by hpc/first"},
 		},
 		{
 			name:  "metadata without a per-server figure: the layout's count, checked later",
