@@ -18,6 +18,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/placement"
 	"github.com/beeburst/beeburst/internal/workload"
@@ -83,10 +84,11 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 		return ctrl.Result{}, false, nil
 	}
 	s.nodeObjs = choice.Nodes
+	metaServers := beegfs.MetadataServers(bb) // before status.nodes records them
 	for i, n := range s.nodeObjs {
 		s.nodes = append(s.nodes, n.Name)
 		bb.Status.Nodes = append(bb.Status.Nodes, v1alpha1.NodeStatus{
-			Name: n.Name, Roles: roles(bb, i), Path: nodetask.DataDir(bb),
+			Name: n.Name, Roles: roles(bb, i, metaServers), Path: nodetask.DataDir(bb),
 		})
 	}
 	if c := bb.Spec.Storage.CapacityPerNode; c != nil {
@@ -99,8 +101,9 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 }
 
 // roles follows BeeOND's layout: management on the first node, metadata on the first
-// layout.metadataServers nodes, storage and client on all. The local engine has no services.
-func roles(bb *v1alpha1.BurstBuffer, i int) []string {
+// metaServers nodes (beegfs.MetadataServers: the layout's, or spec.target's decision), storage
+// and client on all. The local engine has no services.
+func roles(bb *v1alpha1.BurstBuffer, i, metaServers int) []string {
 	if bb.Spec.Engine == v1alpha1.EngineLocal {
 		return []string{v1alpha1.RoleClient, v1alpha1.RoleStorage}
 	}
@@ -108,7 +111,7 @@ func roles(bb *v1alpha1.BurstBuffer, i int) []string {
 	if i == 0 {
 		r = append(r, v1alpha1.RoleManagement)
 	}
-	if int32(i) < bb.Spec.Layout.MetadataServers {
+	if i < metaServers {
 		r = append(r, v1alpha1.RoleMetadata)
 	}
 	r = append(r, v1alpha1.RoleStorage, v1alpha1.RoleClient)

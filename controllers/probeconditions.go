@@ -25,7 +25,7 @@ const (
 	// annLockHeld marks a measuring pod created while its burst buffer held the measuring
 	// locks of all its nodes.
 	annLockHeld = "beeburst.io/lock-held"
-	// annConditions on a device probe pod holds the conditions of its figures (JSON), decided
+	// annConditions on a device probe (or metadata benchmark) pod holds the conditions of its figures (JSON), decided
 	// once, when the probe ended: later visits must not decide again when the pods that
 	// shared the node are gone.
 	annConditions = "beeburst.io/conditions"
@@ -35,46 +35,75 @@ const (
 // recorded ones, or, the first time, decided now - and the figures kept for reuse (the
 // per-node cache) only when the probe had the node to itself.
 func (r *BurstBufferReconciler) probeConditions(ctx context.Context, s *scope, pod *corev1.Pod, f nodecache.Figures) (*nodecache.Conditions, error) {
+	c, err := r.runConditions(ctx, s, pod, f.Node, f.MeasuredTime)
+	if err != nil || c == nil {
+		return c, err
+	}
+	if !c.Alone() {
+		logf.FromContext(ctx).Info("device figures not kept for reuse: the probe did not have the node to itself", "node", f.Node,
+			"exclusive", c.Exclusive, "otherPods", c.OtherPods)
+		return c, nil
+	}
+	f.Conditions = c
+	return c, r.saveFigures(ctx, f.Node, func(cur *nodecache.Figures) {
+		md := cur.Metadata // a metadata figure is another measurement's: it stays
+		*cur = f
+		cur.Metadata = md
+	})
+}
+
+// runConditions are the conditions under which a measuring pod on node ran (measured: when
+// its report says it ended): the ones recorded on the pod, or, the first time, decided now and
+// recorded on it - later visits must not decide again when the pods that shared the node are
+// gone. Nil for no pod.
+func (r *BurstBufferReconciler) runConditions(ctx context.Context, s *scope, pod *corev1.Pod, node string, measured time.Time) (*nodecache.Conditions, error) {
 	if pod == nil {
 		return nil, nil
 	}
-	if raw := pod.Annotations[annConditions]; raw != "" {
-		var c nodecache.Conditions
-		if err := json.Unmarshal([]byte(raw), &c); err == nil {
-			return &c, nil
-		}
+	if c := recordedConditions(pod); c != nil {
+		return c, nil
 	}
 	start, end, _ := ranBetween(pod, r.Now())
 	if start.IsZero() {
-		start = f.MeasuredTime
+		start = measured
 	}
 	if end.IsZero() {
-		end = f.MeasuredTime
+		end = measured
 	}
 	c := &nodecache.Conditions{
-		StartTime: start, Exclusive: pod.Annotations[annLockHeld] == "true", Lock: lockName(f.Node),
+		StartTime: start, Exclusive: pod.Annotations[annLockHeld] == "true", Lock: lockName(node),
 		Probe: "agent " + strings.Join(pod.Spec.Containers[0].Args, " "), Image: pod.Spec.Containers[0].Image,
 	}
-	others, err := r.otherPodsOn(ctx, s.bb, f.Node, start, end)
+	others, err := r.otherPodsOn(ctx, s.bb, node, start, end)
 	if err != nil {
 		return nil, err
 	}
 	c.OtherPods = others
-	// Recorded before the cache is written: a crash in between loses a cache entry, never
-	// caches a figure whose neighbours were missed.
+	return r.recordConditions(ctx, pod, c)
+}
+
+// recordedConditions are the conditions recorded on pod, nil when none (or unreadable).
+func recordedConditions(pod *corev1.Pod) *nodecache.Conditions {
+	raw := pod.Annotations[annConditions]
+	if raw == "" {
+		return nil
+	}
+	var c nodecache.Conditions
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return nil
+	}
+	return &c
+}
+
+// recordConditions records c on pod, before the cache is written: a crash in between loses a
+// cache entry, never caches a figure whose neighbours were missed. Nil when the pod is gone.
+func (r *BurstBufferReconciler) recordConditions(ctx context.Context, pod *corev1.Pod, c *nodecache.Conditions) (*nodecache.Conditions, error) {
 	b, _ := json.Marshal(c)
 	patch := client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annConditions: string(b)}}}))
 	if err := r.Patch(ctx, pod, patch); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	log := logf.FromContext(ctx)
-	if !c.Alone() {
-		log.Info("device figures not kept for reuse: the probe did not have the node to itself", "node", f.Node,
-			"exclusive", c.Exclusive, "otherPods", c.OtherPods)
-		return c, nil
-	}
-	f.Conditions = c
-	return c, r.saveFigures(ctx, f)
+	return c, nil
 }
 
 // otherPodsOn names the beeburst pods that ran on node between from and to, except bb's own

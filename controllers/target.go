@@ -14,8 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/agentapi"
+	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/placement"
 	"github.com/beeburst/beeburst/internal/sizing"
 	"github.com/beeburst/beeburst/internal/workload"
@@ -201,7 +204,8 @@ func reuseWindow(bb *v1alpha1.BurstBuffer) time.Duration {
 
 // planTarget runs sizing.Plan over the candidates with each node's best figures: the
 // per-node cache (figures measured by a probe that had the node to itself), spec.hardware,
-// the node's labels. count 0 chooses; more checks the first count candidates.
+// the node's labels; and for a metadata target the per-metadata-server rate cached on them.
+// count 0 chooses; more checks the first count candidates.
 func (r *BurstBufferReconciler) planTarget(ctx context.Context, bb *v1alpha1.BurstBuffer, cands []tieredNode, count int) (sizing.Decision, error) {
 	target := hardware.TargetFromSpec(bb.Spec.Target)
 	req, err := hardware.OfflineRequest(bb.Spec.Hardware, &bb.Spec, target, min(max(len(cands), 1), sizing.MaxBurstBufferNodes))
@@ -213,13 +217,23 @@ func (r *BurstBufferReconciler) planTarget(ctx context.Context, bb *v1alpha1.Bur
 	}
 	req.Count, req.MaxNodes, req.Now, req.FreshFor = count, 0, r.Now(), reuseWindow(bb)
 	req.Candidates = make([]sizing.Candidate, 0, len(cands))
+	var cached []nodecache.Figures
 	for _, c := range cands {
 		in := hardware.CandidateInput{Name: c.node.Name, Tier: c.tier, Workload: c.tier < 2, Spec: bb.Spec.Hardware,
 			Labels: c.node.Labels, StoragePath: bb.Spec.Storage.Path}
-		if f, ok := r.cachedFigures(ctx, c.node.Name); ok && f.Conditions.Alone() {
+		f, ok := r.cachedFigures(ctx, c.node.Name)
+		if ok && f.Conditions.Alone() {
 			in.Cached = &f
 		}
+		if ok {
+			cached = append(cached, f) // the metadata figure has conditions of its own
+		}
 		req.Candidates = append(req.Candidates, hardware.Candidate(in))
+	}
+	if bb.Spec.Target.MetadataOperationsPerSecond != nil {
+		// Metadata servers from the freshest per-server rate a metadata benchmark left on
+		// these nodes (metadatarate.go), whichever nodes end up running them.
+		req.MetadataOpsPerServer = hardware.MetadataPerServer(cached, bb.Spec.Storage.Path, req.Now, req.FreshFor)
 	}
 	d, err := sizing.Plan(req)
 	if err != nil {
@@ -286,7 +300,7 @@ func (r *BurstBufferReconciler) reconcileTarget(ctx context.Context, s *scope) (
 		return ctrl.Result{}, true, nil
 	}
 	ai := sizing.AssessInput{Target: hardware.TargetFromSpec(bb.Spec.Target), Hardware: in, Points: points, Tolerance: tolerance,
-		CutShort: l.Sweep.CutShort, MetadataServers: int(bb.Status.Target.MetadataServers)}
+		CutShort: l.Sweep.CutShort, MetadataServers: int(bb.Status.Target.MetadataServers), MetadataOps: measuredCreates(l.Workloads)}
 	if c := bb.Status.Capacity; c != nil && l.Components != nil {
 		ai.Capacity = float64(c.Value())
 	}
@@ -304,6 +318,17 @@ func (r *BurstBufferReconciler) reconcileTarget(ctx context.Context, s *scope) (
 	}
 	setTargetCondition(bb, st, reason, msg)
 	return ctrl.Result{}, true, nil
+}
+
+// measuredCreates is the metadata benchmark's file creates per second (workloads.go), 0 when
+// it did not run (profile quick or none).
+func measuredCreates(ws []v1alpha1.WorkloadResult) float64 {
+	for _, w := range ws {
+		if w.Name == workloadName(agentapi.KindMetadata, bench.OpCreate) && w.OpsPerSecond != nil {
+			return float64(*w.OpsPerSecond)
+		}
+	}
+	return 0
 }
 
 func targetStatusOf(reason string) metav1.ConditionStatus {

@@ -497,18 +497,32 @@ func (r *BurstBufferReconciler) cachedFigures(ctx context.Context, node string) 
 	return f, err == nil
 }
 
-func (r *BurstBufferReconciler) saveFigures(ctx context.Context, f nodecache.Figures) error {
+// saveFigures changes node's entry of the per-node cache with change, from what it holds now
+// (nothing: the zero Figures of the node): the device figures and the metadata figure are
+// written by different measurements, and neither may drop the other. An entry that cannot be
+// read is replaced. The update carries the entry's resourceVersion, so a write in between
+// fails it and the next visit changes the newer entry.
+func (r *BurstBufferReconciler) saveFigures(ctx context.Context, node string, change func(*nodecache.Figures)) error {
+	var cur corev1.ConfigMap
+	err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: nodecache.Name(node)}, &cur)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	exists := err == nil
+	f := nodecache.Figures{Node: node}
+	if exists {
+		if old, rerr := nodecache.Read(&cur); rerr == nil {
+			f = old
+		}
+	}
+	change(&f)
+	f.Node = node
 	cm, err := nodecache.ConfigMap(r.CacheNamespace, f)
 	if err != nil {
 		return err
 	}
-	var cur corev1.ConfigMap
-	err = r.Get(ctx, client.ObjectKeyFromObject(cm), &cur)
-	switch {
-	case apierrors.IsNotFound(err):
+	if !exists {
 		return r.Create(ctx, cm)
-	case err != nil:
-		return err
 	}
 	cur.Data = cm.Data
 	cur.Labels = cm.Labels

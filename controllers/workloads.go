@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -39,8 +40,9 @@ func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope
 	var results []v1alpha1.WorkloadResult
 	for k, w := range workloadKinds {
 		var reports []bench.Report
+		var pods []*corev1.Pod
 		for i, node := range s.nodes {
-			st, msg, _, err := r.runMeasuring(ctx, s, nodetask.WorkloadPod(bb, r.AgentImage, k, i, node, w.kind, procs))
+			st, msg, pod, err := r.runMeasuring(ctx, s, nodetask.WorkloadPod(bb, r.AgentImage, k, i, node, w.kind, procs))
 			if err != nil {
 				return ctrl.Result{}, false, err
 			}
@@ -61,9 +63,15 @@ func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope
 					fmt.Sprintf("workload benchmark %s on node %s: unreadable or failed report", w.name, node))
 				return ctrl.Result{}, false, nil
 			}
-			reports = append(reports, rep)
+			reports, pods = append(reports, rep), append(pods, pod)
 		}
 		results = append(results, aggregateWorkload(bb, w.name, reports)...)
+		if w.kind == agentapi.KindMetadata {
+			// metadatarate.go: the per-server rate, for the next metadata target.
+			if err := r.keepMetadataRate(ctx, s, pods, reports); err != nil {
+				return ctrl.Result{}, false, err
+			}
+		}
 	}
 	bb.Status.Limits.Workloads = results
 	return ctrl.Result{}, true, nil
@@ -131,4 +139,15 @@ func workloadSummary(ws []v1alpha1.WorkloadResult) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// workloadName is the name of a workload result in the status: the kind's name and the
+// operation, e.g. "metadata/create".
+func workloadName(kind string, op bench.Operation) string {
+	for _, w := range workloadKinds {
+		if w.kind == kind {
+			return w.name + "/" + string(op)
+		}
+	}
+	return kind + "/" + string(op)
 }

@@ -515,3 +515,33 @@ esac
 		}
 	}
 }
+
+// The metadata servers: the layout's, more when spec.target's decision sized them, and, once
+// the nodes are recorded, as their roles say - never changed under a running file system.
+func TestMetadataServers(t *testing.T) {
+	bb := &v1alpha1.BurstBuffer{}
+	if got := MetadataServers(bb); got != 1 {
+		t.Errorf("no layout: %d, want 1", got)
+	}
+	bb.Spec.Layout.MetadataServers = 2
+	if got := MetadataServers(bb); got != 2 {
+		t.Errorf("layout 2: %d", got)
+	}
+	bb.Status.Target = &v1alpha1.TargetStatus{MetadataServers: 3}
+	if got := MetadataServers(bb); got != 2 {
+		t.Errorf("a decision without spec.target is not one: %d, want 2", got)
+	}
+	n := int64(12000)
+	bb.Spec.Target = &v1alpha1.TargetSpec{MetadataOperationsPerSecond: &n}
+	if got := MetadataServers(bb); got != 3 {
+		t.Errorf("sized by the target: %d, want 3", got)
+	}
+	if p := PlacementFor(bb, []string{"a", "b", "c", "d"}); len(p.Meta) != 3 || p.Meta[2] != "c" {
+		t.Errorf("placement: %+v", p)
+	}
+	bb.Status.Nodes = []v1alpha1.NodeStatus{{Name: "a", Roles: []string{v1alpha1.RoleMetadata}}, {Name: "b"}, {Name: "c"}}
+	bb.Status.Target.MetadataServers = 4
+	if got := MetadataServers(bb); got != 1 {
+		t.Errorf("recorded roles decide: %d, want 1", got)
+	}
+}

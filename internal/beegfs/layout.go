@@ -3,6 +3,7 @@ package beegfs
 import (
 	"fmt"
 	"path"
+	"slices"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -100,20 +101,37 @@ type Placement struct {
 	Clients []string
 }
 
-// PlacementFor places the services over the burst buffer's nodes (in status order). The
-// layout is configured through spec.layout.metadataServers; storage and clients go on every
-// node, as the nodes were chosen for that.
+// PlacementFor places the services over the burst buffer's nodes (in status order): metadata
+// servers as MetadataServers says; storage and clients go on every node, as the nodes were
+// chosen for that.
 func PlacementFor(bb *v1alpha1.BurstBuffer, nodes []string) Placement {
-	m := int(bb.Spec.Layout.MetadataServers)
-	if m < 1 {
-		m = 1
-	}
-	m = min(m, len(nodes))
+	m := min(MetadataServers(bb), len(nodes))
 	p := Placement{Meta: append([]string(nil), nodes[:m]...), Storage: append([]string(nil), nodes...), Clients: append([]string(nil), nodes...)}
 	if len(nodes) > 0 {
 		p.Mgmtd = nodes[0]
 	}
 	return p
+}
+
+// MetadataServers is how many metadata servers the burst buffer runs. Once its nodes are
+// recorded, their roles say (decided once, with the nodes: the data lives there); before,
+// spec.layout.metadataServers, or more when spec.target's decision sized them from a
+// per-server rate (status.target.metadataServers); at least 1.
+func MetadataServers(bb *v1alpha1.BurstBuffer) int {
+	recorded := 0
+	for _, n := range bb.Status.Nodes {
+		if slices.Contains(n.Roles, v1alpha1.RoleMetadata) {
+			recorded++
+		}
+	}
+	if recorded > 0 {
+		return recorded
+	}
+	m := max(int(bb.Spec.Layout.MetadataServers), 1)
+	if t := bb.Status.Target; bb.Spec.Target != nil && t != nil {
+		m = max(m, int(t.MetadataServers))
+	}
+	return m
 }
 
 // TargetsPerNode is spec.layout.storageTargetsPerNode (default 1).

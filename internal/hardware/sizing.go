@@ -178,6 +178,38 @@ func linkDetail(l *v1alpha1.LinkHardware) string {
 	return s
 }
 
+// MetadataPerServer is the per-metadata-server create rate to size metadata servers from:
+// the best of the candidate nodes' cached metadata figures by sizing.Best's rule (fresh before
+// stale, the newest first), of the same storage path and measured alone, and only a fresh
+// one - a stale rate is no better than the layout's count, whose metadata benchmark checks the
+// target anyway. Without one the evidence is unknown; its Note says when only stale rates
+// exist. The detail names the node, the burst buffer and the time, for the decision to cite.
+func MetadataPerServer(cached []nodecache.Figures, storagePath string, now time.Time, freshFor time.Duration) sizing.Evidence {
+	var evs []sizing.Evidence
+	for _, f := range cached {
+		m := f.Metadata
+		if !m.Usable(storagePath) {
+			continue
+		}
+		by := m.MeasuredBy
+		if by == "" {
+			by = "an unnamed burst buffer"
+		}
+		evs = append(evs, sizing.Evidence{Value: float64(m.CreatesPerSecondPerServer), Source: sizing.SourceMeasured, MeasuredTime: m.MeasuredTime,
+			Detail: fmt.Sprintf("on %s by %s at %s, %d metadata server(s)", f.Node, by, m.MeasuredTime.UTC().Format(time.RFC3339), m.Servers)})
+	}
+	best := sizing.Best(evs, now, freshFor)
+	if best.Source != sizing.SourceMeasured {
+		note := ""
+		if best.Known() {
+			note = fmt.Sprintf("the per-server rate measured %s is %s old, older than validation.reuseComponentResultsFor (%s)",
+				best.Detail, now.Sub(best.MeasuredTime).Round(time.Second), freshFor)
+		}
+		return sizing.Evidence{Source: sizing.SourceUnknown, Note: note}
+	}
+	return best
+}
+
 // OfflineRequest is the sizing request of a BurstBuffer manifest (spec; nil for a bare
 // hardware block) for planning before anything exists: identical candidate nodes named
 // node-1, node-2, ... with the figures its hardware block documents. The count is checked

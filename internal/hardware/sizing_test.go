@@ -252,3 +252,45 @@ func TestDefaultsForChosenCount(t *testing.T) {
 		t.Errorf("nodes.count given: %+v", d)
 	}
 }
+
+func TestMetadataPerServer(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	alone := &nodecache.Conditions{Exclusive: true}
+	fig := func(node string, rate int64, age time.Duration, by string, c *nodecache.Conditions) nodecache.Figures {
+		return nodecache.Figures{Node: node, Metadata: &nodecache.MetadataFigure{CreatesPerSecondPerServer: rate, Servers: 2,
+			StoragePath: "/mnt/nvme", MeasuredTime: now.Add(-age), MeasuredBy: by, Conditions: c}}
+	}
+	for _, tc := range []struct {
+		name   string
+		cached []nodecache.Figures
+		value  float64
+		detail string
+		note   string
+	}{
+		{"nothing cached", nil, 0, "", ""},
+		{"device figures only", []nodecache.Figures{{Node: "a", DeviceWriteBytesPerSecond: 1}}, 0, "", ""},
+		{"the newest fresh one", []nodecache.Figures{fig("a", 4000, 20*time.Minute, "hpc/old", alone), fig("b", 5000, 10*time.Minute, "hpc/new", alone)},
+			5000, "on b by hpc/new at 2026-11-21T11:50:00Z, 2 metadata server(s)", ""},
+		{"fresh before stale", []nodecache.Figures{fig("a", 9000, 30*time.Hour, "hpc/old", alone), fig("b", 5000, 10*time.Minute, "hpc/new", alone)},
+			5000, "on b by hpc/new", ""},
+		{"only stale: none, and said so", []nodecache.Figures{fig("a", 9000, 30*time.Hour, "hpc/old", alone)},
+			0, "", "the per-server rate measured on a by hpc/old at 2026-11-20T06:00:00Z, 2 metadata server(s) is 30h0m0s old, older than validation.reuseComponentResultsFor (1h0m0s)"},
+		{"not alone: never", []nodecache.Figures{fig("a", 9000, time.Minute, "hpc/x", &nodecache.Conditions{Exclusive: true, OtherPods: []string{"o/p"}})}, 0, "", ""},
+		{"another drive", []nodecache.Figures{func() nodecache.Figures {
+			f := fig("a", 9000, time.Minute, "hpc/x", alone)
+			f.Metadata.StoragePath = "/scratch"
+			return f
+		}()}, 0, "", ""},
+	} {
+		got := MetadataPerServer(tc.cached, "/mnt/nvme", now, time.Hour)
+		if tc.value == 0 {
+			if got.Known() || got.Note != tc.note {
+				t.Errorf("%s: got %+v, want unknown with note %q", tc.name, got, tc.note)
+			}
+			continue
+		}
+		if got.Value != tc.value || got.Source != sizing.SourceMeasured || !strings.HasPrefix(got.Detail, tc.detail) {
+			t.Errorf("%s: got %+v, want %g measured %q", tc.name, got, tc.value, tc.detail)
+		}
+	}
+}

@@ -6,6 +6,9 @@ package nodecache
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +40,44 @@ type Figures struct {
 	// Conditions say under which conditions the figures were taken. Figures without them
 	// (written by an operator before they existed) are never reused.
 	Conditions *Conditions `json:"conditions,omitempty"`
+	// Metadata is the per-metadata-server file-create rate of a metadata benchmark in which
+	// this node ran a metadata server. It has its own time, author and conditions: it was
+	// measured by another run (stage 3's workload benchmarks, not stage 2's probe), often by
+	// another burst buffer than the device figures beside it.
+	Metadata *MetadataFigure `json:"metadata,omitempty"`
+}
+
+// MetadataFigure is what a BeeGFS metadata benchmark (validation profile standard) measured,
+// per metadata server: the aggregate file creates per second over all clients, divided by the
+// burst buffer's metadata servers - what spec.target.metadataOperationsPerSecond sizes the
+// next burst buffer's metadata servers from, assuming they scale linearly.
+type MetadataFigure struct {
+	CreatesPerSecondPerServer int64 `json:"createsPerSecondPerServer"`
+	// Servers is how many metadata servers the benchmark ran against (the rate is the
+	// aggregate over them divided by Servers).
+	Servers int `json:"servers"`
+	// StoragePath is where the metadata server kept its data: a figure of another drive is
+	// not reused.
+	StoragePath  string    `json:"storagePath"`
+	MeasuredTime time.Time `json:"measuredTime"`
+	// MeasuredBy names the burst buffer whose benchmark measured it (namespace/name).
+	MeasuredBy string `json:"measuredBy,omitempty"`
+	// Conditions are the benchmark's over all of its burst buffer's nodes (each ran clients
+	// against the metadata servers, so another burst buffer's work on any of them counts).
+	// Only a figure whose benchmark had every node to itself is written.
+	Conditions *Conditions `json:"conditions,omitempty"`
+}
+
+// Fresh says whether m can stand for a measurement of metadata servers on storagePath at
+// now: by the same rule as the device figures (young enough, same path, taken alone).
+func (m *MetadataFigure) Fresh(storagePath string, maxAge time.Duration, now time.Time) bool {
+	return m != nil && m.Usable(storagePath) && maxAge > 0 && now.Sub(m.MeasuredTime) < maxAge && !m.MeasuredTime.After(now)
+}
+
+// Usable says whether m is evidence at all for storagePath, whatever its age: a rate, of the
+// same path, taken alone.
+func (m *MetadataFigure) Usable(storagePath string) bool {
+	return m != nil && m.CreatesPerSecondPerServer > 0 && m.Servers > 0 && m.StoragePath == storagePath && m.Conditions.Alone()
 }
 
 // Conditions are the circumstances of a probe.
@@ -60,6 +101,41 @@ type Conditions struct {
 
 // Alone says whether the probe had the node to itself.
 func (c *Conditions) Alone() bool { return c != nil && c.Exclusive && len(c.OtherPods) == 0 }
+
+// Together are the conditions of one measurement that ran on several nodes at once (a
+// metadata benchmark: clients on every node): from the first start, exclusive only when every
+// part held its node's lock, every other pod seen beside any part, the locks and methods
+// joined. A part with no conditions recorded makes the whole not exclusive. Nil for no parts.
+func Together(parts []*Conditions) *Conditions {
+	if len(parts) == 0 {
+		return nil
+	}
+	out := &Conditions{Exclusive: true}
+	var locks, probes, images []string
+	for _, c := range parts {
+		if c == nil {
+			out.Exclusive = false
+			continue
+		}
+		if out.StartTime.IsZero() || (!c.StartTime.IsZero() && c.StartTime.Before(out.StartTime)) {
+			out.StartTime = c.StartTime
+		}
+		out.Exclusive = out.Exclusive && c.Exclusive
+		out.OtherPods = append(out.OtherPods, c.OtherPods...)
+		locks, probes, images = appendNew(locks, c.Lock), appendNew(probes, c.Probe), appendNew(images, c.Image)
+	}
+	sort.Strings(out.OtherPods)
+	out.OtherPods = slices.Compact(out.OtherPods)
+	out.Lock, out.Probe, out.Image = strings.Join(locks, ","), strings.Join(probes, "; "), strings.Join(images, ",")
+	return out
+}
+
+func appendNew(list []string, s string) []string {
+	if s == "" || slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
 
 // Name is the ConfigMap's name for a node.
 func Name(node string) string { return "beeburst-node-" + node }
@@ -103,4 +179,32 @@ func (f Figures) Fresh(storagePath string, maxAge time.Duration, now time.Time) 
 	return maxAge > 0 && f.StoragePath == storagePath && f.DeviceWriteBytesPerSecond > 0 &&
 		f.DeviceReadBytesPerSecond > 0 && now.Sub(f.MeasuredTime) < maxAge && !f.MeasuredTime.After(now) &&
 		f.Conditions.Alone()
+}
+
+// MetadataFromReports is the per-server figure of a metadata benchmark: the file creates per
+// second summed over every node's report (each ran its clients against all metadata servers,
+// as the status sums them), divided by servers, and when the last report ended (zero when no
+// report says). False when a report has no create rate: a partial sum would understate it.
+func MetadataFromReports(reports []bench.Report, servers int) (perServer int64, end time.Time, ok bool) {
+	if servers < 1 || len(reports) == 0 {
+		return 0, time.Time{}, false
+	}
+	total := 0.0
+	for _, rep := range reports {
+		creates := 0.0
+		for _, res := range rep.Results {
+			if res.Operation == bench.OpCreate {
+				creates += res.OpsPerSecond
+			}
+		}
+		if !(creates > 0) {
+			return 0, time.Time{}, false
+		}
+		total += creates
+		if rep.EndTime.After(end) {
+			end = rep.EndTime
+		}
+	}
+	perServer = int64(total / float64(servers))
+	return perServer, end, perServer > 0
 }

@@ -262,6 +262,12 @@ func (p *planner) message(d Decision, steps []Step, chosen, candidates int) stri
 		parts = append(parts, d.Capacity.Message)
 	}
 	figures := strings.Join(parts, "; ")
+	onlyMetadata := figures == ""
+	if onlyMetadata {
+		// Only a metadata rate asked: stage 1 says nothing, the metadata sentence that follows
+		// says why this many.
+		figures = "no bandwidth or capacity asked"
+	}
 	marginText := fmt.Sprintf("with the %.0f%% margin", p.margin*100)
 	if p.margin == 0 {
 		marginText = "(no margin asked)"
@@ -274,6 +280,9 @@ func (p *planner) message(d Decision, steps []Step, chosen, candidates int) stri
 		fmt.Fprintf(&b, "The %s given meet the target only without the %.0f%% margin: %s.", plural(d.Count, "node"), p.margin*100, figures)
 	case d.Mode == ModeCheck:
 		fmt.Fprintf(&b, "The %s given fall short: %s.", plural(d.Count, "node"), figures)
+	case onlyMetadata && d.State == StatePredicted:
+		fmt.Fprintf(&b, "Chose %d of %s: no bandwidth or capacity asked, so the layout's minimum, at least one node per metadata server.",
+			d.Count, plural(d.Candidates, "candidate node"))
 	case d.State == StatePredicted && !d.ThinMargin:
 		fmt.Fprintf(&b, "Chose %d of %s, the fewest whose stage-1 limit meets the target %s: %s.", d.Count,
 			plural(d.Candidates, "candidate node"), marginText, figures)
@@ -369,17 +378,30 @@ func (p *planner) metadataServers() (servers int, msg string, short bool) {
 	}
 	per := p.req.MetadataOpsPerServer
 	if !per.Known() {
-		return servers, fmt.Sprintf("Metadata: stage 1 has no metadata term and no per-server figure is known, so layout.metadataServers (%d) stays; the %s creates/s are checked against the metadata benchmark (validation.profile standard).",
-			servers, formatCount(t)), false
+		stale := ""
+		if per.Note != "" {
+			stale = " (" + per.Note + ")"
+		}
+		return servers, fmt.Sprintf("Metadata: stage 1 has no metadata term and no fresh per-server figure is known%s, so layout.metadataServers (%d) stays; the %s creates/s are checked against the metadata benchmark (validation.profile standard).",
+			stale, servers, formatCount(t)), false
 	}
 	need := int(math.Ceil(t * (1 + p.margin) / per.Value * (1 - 1e-12)))
 	if need > MaxMetadataServers {
 		return MaxMetadataServers, fmt.Sprintf("Metadata: %s creates/s at %s per server (%s) would need %d metadata servers, more than the %d allowed.",
-			formatCount(t), formatCount(per.Value), per.Source, need, MaxMetadataServers), true
+			formatCount(t), formatCount(per.Value), per.origin(), need, MaxMetadataServers), true
 	}
 	servers = max(servers, need)
 	return servers, fmt.Sprintf("Metadata: %d metadata server(s) for %s creates/s at %s per server (%s), assuming they scale linearly; checked against the metadata benchmark.",
-		servers, formatCount(t), formatCount(per.Value), per.Source), false
+		servers, formatCount(t), formatCount(per.Value), per.origin()), false
+}
+
+// origin is the source with its detail, so that a reader can find the measurement: "measured
+// on worker-1 by hpc/first at 2026-11-23T16:32:51Z", "spec".
+func (e Evidence) origin() string {
+	if e.Detail == "" {
+		return string(e.Source)
+	}
+	return string(e.Source) + " " + e.Detail
 }
 
 // formatCount is an operation rate for humans: "12000", "1.5M".

@@ -207,14 +207,28 @@ func TestPlan(t *testing.T) {
 		{
 			name: "metadata servers from a measured per-server figure",
 			req: Request{Target: Target{Write: 100e6, MetadataOps: 50000, Margin: 0.1}, Candidates: testbed(4),
-				MetadataOpsPerServer: Evidence{Value: 20000, Source: SourceMeasured, MeasuredTime: now}},
+				MetadataOpsPerServer: Evidence{Value: 20000, Source: SourceMeasured, MeasuredTime: now, Detail: "on worker-1 by hpc/first at 2026-11-21T11:50:00Z"}},
 			// 55000 / 20000 -> 3 metadata servers, so at least 3 nodes.
-			state: StatePredicted, count: 3, mds: 3, msg: []string{"Metadata: 3 metadata server(s) for 50k creates/s at 20k per server"},
+			state: StatePredicted, count: 3, mds: 3, msg: []string{"Metadata: 3 metadata server(s) for 50k creates/s at 20k per server (measured on worker-1 by hpc/first at 2026-11-21T11:50:00Z)"},
+		},
+		{
+			name: "only a metadata target: as many nodes as the metadata servers it needs",
+			req: Request{Target: Target{MetadataOps: 12000, Margin: 0.1}, Candidates: testbed(4), MetadataServers: 1,
+				MetadataOpsPerServer: Evidence{Value: 5000, Source: SourceMeasured, MeasuredTime: now, Detail: "on a by hpc/first at 2026-11-21T11:50:00Z"}},
+			// 13200 / 5000 = 2.64 -> 3 metadata servers, one per node.
+			state: StatePredicted, count: 3, mds: 3, msg: []string{"Chose 3 of 4 candidate nodes: no bandwidth or capacity asked, so the layout's minimum, at least one node per metadata server. Metadata: 3 metadata server(s) for 12k creates/s at 5k per server (measured on a by hpc/first"},
 		},
 		{
 			name:  "metadata without a per-server figure: the layout's count, checked later",
 			req:   Request{Target: Target{MetadataOps: 50000, Margin: 0.1}, Candidates: testbed(2)},
-			state: StatePredicted, count: 1, mds: 1, msg: []string{"no per-server figure is known, so layout.metadataServers (1) stays"},
+			state: StatePredicted, count: 1, mds: 1, msg: []string{"no fresh per-server figure is known, so layout.metadataServers (1) stays"},
+		},
+		{
+			name: "metadata with only a stale per-server figure: the layout's count, and the stale one named",
+			req: Request{Target: Target{MetadataOps: 50000, Margin: 0.1}, Candidates: testbed(2), MetadataServers: 1,
+				MetadataOpsPerServer: Evidence{Source: SourceUnknown, Note: "a per-server rate on a by hpc/first was measured 30h0m0s ago"}},
+			state: StatePredicted, count: 1, mds: 1,
+			msg: []string{"no fresh per-server figure is known (a per-server rate on a by hpc/first was measured 30h0m0s ago), so layout.metadataServers (1) stays"},
 		},
 		{
 			name: "metadata beyond 64 servers",
