@@ -94,11 +94,12 @@ var _ = Describe("Metadata servers sized from a per-server rate measured earlier
 		first := measure("first", [2]float64{6000, 4000}, func() {})
 		Expect(*get(ctx, first).Status.Limits.Workloads[2].OpsPerSecond).To(Equal(int64(10000)))
 
-		// One metadata server (layout.metadataServers 1) on the first node: 10000 creates/s
-		// over both nodes' clients is 10000 per server, kept beside the device figures there.
+		// One metadata server (layout.metadataServers 1) on the first node: the nodes ran one
+		// after the other, 6000 and 4000 creates/s (10000 in the status); the best single run,
+		// 6000, is what the server delivered at once - kept beside the device figures there.
 		f := cached(nodes[0])
 		Expect(f.Metadata).NotTo(BeNil())
-		Expect(f.Metadata.CreatesPerSecondPerServer).To(Equal(int64(10000)))
+		Expect(f.Metadata.CreatesPerSecondPerServer).To(Equal(int64(6000)))
 		Expect(f.Metadata.Servers).To(Equal(1))
 		Expect(f.Metadata.MeasuredBy).To(Equal(ns + "/first"))
 		Expect(f.Metadata.StoragePath).To(Equal("/mnt/nvme"))
@@ -108,17 +109,17 @@ var _ = Describe("Metadata servers sized from a per-server rate measured earlier
 		Expect(cached(nodes[1]).Metadata).To(BeNil(), "no metadata server ran there")
 		tearDownWithTasks(ctx, first)
 
-		// 25000 creates/s x 1.1 at 10000 per server: 3 metadata servers, so 3 nodes.
-		second := metadataBB("second", 25000)
+		// 15000 creates/s x 1.1 at 6000 per server: 3 metadata servers, so 3 nodes.
+		second := metadataBB("second", 15000)
 		Expect(k8s.Create(ctx, second)).To(Succeed())
 		Eventually(condition(ctx, second, v1alpha1.ConditionTargetMet), timeout).Should(haveStatus(metav1.ConditionUnknown, v1alpha1.ReasonTargetPredicted))
 		cur := get(ctx, second)
 		ts := cur.Status.Target
 		Expect(ts.MetadataServers).To(Equal(int32(3)))
 		Expect(ts.NodeCount).To(Equal(int32(3)))
-		Expect(*ts.Metadata.PerServerOperationsPerSecond).To(Equal(int64(10000)))
+		Expect(*ts.Metadata.PerServerOperationsPerSecond).To(Equal(int64(6000)))
 		source := fmt.Sprintf("measured on %s by %s/first at %s", nodes[0], ns, f.Metadata.MeasuredTime.UTC().Format(time.RFC3339))
-		Expect(ts.Metadata.Message).To(And(ContainSubstring("3 metadata server(s) for 25k creates/s at 10k per server"), ContainSubstring(source)))
+		Expect(ts.Metadata.Message).To(And(ContainSubstring("3 metadata server(s) for 15k creates/s at 6k per server"), ContainSubstring(source)))
 		Expect(ts.Message).To(ContainSubstring(source))
 		GinkgoWriter.Printf("decision: %s\n", ts.Message)
 		for _, n := range cur.Status.Nodes {

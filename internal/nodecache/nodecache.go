@@ -181,15 +181,19 @@ func (f Figures) Fresh(storagePath string, maxAge time.Duration, now time.Time) 
 		f.Conditions.Alone()
 }
 
-// MetadataFromReports is the per-server figure of a metadata benchmark: the file creates per
-// second summed over every node's report (each ran its clients against all metadata servers,
-// as the status sums them), divided by servers, and when the last report ended (zero when no
-// report says). False when a report has no create rate: a partial sum would understate it.
+// MetadataFromReports is the per-server figure of a metadata benchmark: the best single
+// node's file creates per second (each node ran its clients alone against all metadata
+// servers, one node after another) divided by servers, and when the last report ended (zero
+// when no report says). Not the sum over the nodes, which the status shows: the nodes never
+// ran at once, so the sum is a rate nobody measured, and a per-server figure taken from it
+// would size too few servers when one node's clients already kept them busy. The best single
+// run is what the servers delivered at once: a lower bound, which errs towards one server
+// more. False when a report has no create rate.
 func MetadataFromReports(reports []bench.Report, servers int) (perServer int64, end time.Time, ok bool) {
 	if servers < 1 || len(reports) == 0 {
 		return 0, time.Time{}, false
 	}
-	total := 0.0
+	best := 0.0
 	for _, rep := range reports {
 		creates := 0.0
 		for _, res := range rep.Results {
@@ -200,11 +204,11 @@ func MetadataFromReports(reports []bench.Report, servers int) (perServer int64, 
 		if !(creates > 0) {
 			return 0, time.Time{}, false
 		}
-		total += creates
+		best = max(best, creates)
 		if rep.EndTime.After(end) {
 			end = rep.EndTime
 		}
 	}
-	perServer = int64(total / float64(servers))
+	perServer = int64(best / float64(servers))
 	return perServer, end, perServer > 0
 }
