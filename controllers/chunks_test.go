@@ -96,7 +96,7 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 		Expect(cs.Candidates).To(HaveLen(4))
 		Expect([]string{cs.Candidates[0].Size.String(), cs.Candidates[1].Size.String(), cs.Candidates[2].Size.String(), cs.Candidates[3].Size.String()}).
 			To(Equal([]string{"512Ki", "4Mi", "1Mi", "16Mi"}))
-		Expect(cs.Message).To(ContainSubstring("4 runs of 14s each, 56s of the 2m30s budget"))
+		Expect(cs.Message).To(ContainSubstring("4 runs of 16s each, 1m4s of the 2m30s budget"))
 
 		candidate(bb, 0, "512ki", 300e6, 500e6, "")
 		candidate(bb, 1, "4Mi", 390e6, 520e6, "")
@@ -156,7 +156,7 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 		Eventually(chunkSize(bb), timeout).ShouldNot(BeNil())
 		cs := chunkSize(bb)()
 		Expect(cs.Candidates).To(HaveLen(2))
-		Expect(cs.Message).To(ContainSubstring("2 runs of 14s each"))
+		Expect(cs.Message).To(ContainSubstring("2 runs of 16s each"))
 		Expect(cs.Message).To(ContainSubstring("the budget leaves out 1Mi, 16Mi"))
 		candidate(bb, 0, "512ki", 300e6, 500e6, "")
 		candidate(bb, 1, "4Mi", 306e6, 498e6, "")
@@ -177,7 +177,7 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 		stage2(bb)
 		Eventually(condition(ctx, bb, v1alpha1.ConditionChunkSizeChosen), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonChunkSizeNotTuned))
 		c := condition(ctx, bb, v1alpha1.ConditionChunkSizeChosen)()
-		Expect(c.Message).To(And(ContainSubstring("the budget of 15s allows 1 run of 14s"), ContainSubstring("layout.chunkSize 512Ki stays"),
+		Expect(c.Message).To(And(ContainSubstring("the budget of 15s allows 0 runs of 16s"), ContainSubstring("layout.chunkSize 512Ki stays"),
 			ContainSubstring("a quarter of validation.timeBudget")))
 		cs := chunkSize(bb)()
 		Expect(cs.Size.String()).To(Equal("512Ki"))
