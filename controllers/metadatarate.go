@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -102,8 +101,7 @@ func (r *BurstBufferReconciler) benchmarkConditions(ctx context.Context, s *scop
 		if err != nil {
 			return nil, err
 		}
-		parts[i] = &nodecache.Conditions{StartTime: from, Exclusive: pods[i].Annotations[annLockHeld] == "true", Lock: lockName(node),
-			OtherPods: others, Probe: "agent " + strings.Join(pods[i].Spec.Containers[0].Args, " "), Image: pods[i].Spec.Containers[0].Image}
+		parts[i] = podConditions(pods[i], node, from, others)
 	}
 	return r.recordConditions(ctx, last, nodecache.Together(parts))
 }

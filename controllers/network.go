@@ -48,11 +48,11 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 			continue
 		}
 		addr, err := r.serverAddress(ctx, s, srv)
-		if err != nil || addr == "" {
+		if err != nil {
+			return nil, false, nil, err
+		}
+		if addr == "" {
 			done = false // the client needs the server's address
-			if err != nil {
-				return nil, false, nil, err
-			}
 			continue
 		}
 		cl := nodetask.NetClientPod(bb, r.AgentImage, k, cliNode, addr)

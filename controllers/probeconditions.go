@@ -70,16 +70,20 @@ func (r *BurstBufferReconciler) runConditions(ctx context.Context, s *scope, pod
 	if end.IsZero() {
 		end = measured
 	}
-	c := &nodecache.Conditions{
-		StartTime: start, Exclusive: pod.Annotations[annLockHeld] == "true", Lock: lockName(node),
-		Probe: "agent " + strings.Join(pod.Spec.Containers[0].Args, " "), Image: pod.Spec.Containers[0].Image,
-	}
 	others, err := r.otherPodsOn(ctx, s.bb, node, start, end)
 	if err != nil {
 		return nil, err
 	}
-	c.OtherPods = others
-	return r.recordConditions(ctx, pod, c)
+	return r.recordConditions(ctx, pod, podConditions(pod, node, start, others))
+}
+
+// podConditions are the conditions of a measuring pod on node from start, with others the
+// other burst buffers' pods that ran there meanwhile.
+func podConditions(pod *corev1.Pod, node string, start time.Time, others []string) *nodecache.Conditions {
+	return &nodecache.Conditions{
+		StartTime: start, Exclusive: pod.Annotations[annLockHeld] == "true", Lock: lockName(node), OtherPods: others,
+		Probe: "agent " + strings.Join(pod.Spec.Containers[0].Args, " "), Image: pod.Spec.Containers[0].Image,
+	}
 }
 
 // recordedConditions are the conditions recorded on pod, nil when none (or unreadable).
