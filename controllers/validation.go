@@ -234,19 +234,34 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 		return ctrl.Result{}, false, nil
 	}
 	if len(pending) > 0 {
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
-			fmt.Sprintf("probing: devices of %d of %d node(s) measured; the links next", len(s.nodes)-len(pending), len(s.nodes)))
+		reason, msg := v1alpha1.ReasonProbing, "probing"
+		if deviceProbeRound(bb) > 1 {
+			reason, msg = v1alpha1.ReasonRemeasuring, "the sweep read above the devices' measured limit, so they are measured again (a disturbed probe reads low, caching reads high)"
+		}
+		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
+			fmt.Sprintf("%s: devices of %d of %d node(s) measured; the links next", msg, len(s.nodes)-len(pending), len(s.nodes)))
 		return ctrl.Result{}, false, nil
 	}
 	return ctrl.Result{}, true, nil
 }
 
+// deviceProbeRound is the round of stage 2's device probes: 1, or 2 once the sweep read above
+// their limit (reprobeDevices).
+func deviceProbeRound(bb *v1alpha1.BurstBuffer) int {
+	if c := bb.Status.Limits.Components; c != nil && c.DeviceProbeRound > 1 {
+		return int(c.DeviceProbeRound)
+	}
+	return 1
+}
+
 // deviceFigures puts node i's device figures into s.stage2: fresh ones from the per-node
-// cache, else its probe's once it ended. failure says why a probe gave none.
+// cache, else its probe's once it ended. failure says why a probe gave none. A second round
+// never reuses: the cache may hold the very figure in doubt.
 func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i int, node string) (nodetask.State, string, error) {
 	bb, run := s.bb, &s.stage2
 	linkAddress := linkDiscoveryAddress(bb, s.nodeObj(node))
-	if f, ok := r.cachedFigures(ctx, node); ok && f.Fresh(bb.Spec.Storage.Path, run.maxAge, r.Now()) &&
+	round := deviceProbeRound(bb)
+	if f, ok := r.cachedFigures(ctx, node); ok && round == 1 && f.Fresh(bb.Spec.Storage.Path, run.maxAge, r.Now()) &&
 		(linkAddress == "" || f.Hardware != nil && f.Hardware.LinkAddress == linkAddress) {
 		// Figures this burst buffer measured itself on an earlier visit are its own, not
 		// reused. A result whose probe did not read the link this burst buffer needs is not
@@ -254,7 +269,7 @@ func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i i
 		run.figures[node], run.reused[node] = f, f.MeasuredBy != bb.Namespace+"/"+bb.Name
 		return nodetask.Succeeded, "", nil
 	}
-	st, msg, pod, err := r.runMeasuring(ctx, s, nodetask.DeviceProbePod(bb, r.AgentImage, i, node, linkAddress))
+	st, msg, pod, err := r.runMeasuring(ctx, s, nodetask.DeviceProbePod(bb, r.AgentImage, i, node, linkAddress, round))
 	if err != nil || st != nodetask.Succeeded {
 		if st == nodetask.Failed {
 			return st, fmt.Sprintf("node %s: %s", node, reportMessage(msg)), err
@@ -337,6 +352,9 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(_ context.Context, s *s
 			msg += fmt.Sprintf("; BeeGFS StorageBench on %d storage target(s)", len(run.sb.outcome.Result.Targets))
 		}
 	}
+	if round := deviceProbeRound(bb); round > 1 {
+		msg += fmt.Sprintf(" (devices in round %d: the sweep had read above the first round's limit)", round)
+	}
 	if n := count(run.reused); n > 0 {
 		msg += fmt.Sprintf(" (%d device figure(s) reused from other burst buffers' probes, younger than %s)", n, run.maxAge)
 		if n == len(s.nodes) {
@@ -357,6 +375,9 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 	links := nodeNetwork(pairs)
 	bb := s.bb
 	comp := &v1alpha1.ComponentLimits{}
+	if round := deviceProbeRound(bb); round > 1 {
+		comp.DeviceProbeRound = int32(round)
+	}
 	var warnings []v1alpha1.Warning
 	for _, node := range s.nodes {
 		f := figures[node]

@@ -66,8 +66,11 @@ const (
 	ReasonProvisioned        = "Provisioned"
 	// ReasonPrepareFailed: the local engine could not create the burst buffer's directory
 	// on a node (spec.storage.path missing, no permission).
-	ReasonPrepareFailed       = "PrepareFailed"
-	ReasonProbing             = "Probing"
+	ReasonPrepareFailed = "PrepareFailed"
+	ReasonProbing       = "Probing"
+	// ReasonRemeasuring: the sweep read above the devices' measured limit; they are
+	// measured again before the sweep is judged (status.limits.components.deviceProbeRound).
+	ReasonRemeasuring         = "Remeasuring"
 	ReasonMeasured            = "Measured"
 	ReasonReused              = "Reused"
 	ReasonProbeFailed         = "ProbeFailed"
@@ -212,6 +215,7 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonProvisioned:           ReasonKindProgress,
 	ReasonPrepareFailed:         ReasonKindTerminal,
 	ReasonProbing:               ReasonKindProgress,
+	ReasonRemeasuring:           ReasonKindProgress,
 	ReasonMeasured:              ReasonKindProgress,
 	ReasonReused:                ReasonKindProgress,
 	ReasonProbeFailed:           ReasonKindDegraded,

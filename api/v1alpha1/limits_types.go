@@ -109,6 +109,12 @@ type ComponentLimits struct {
 	// per-node sums are in nodes[].storageBenchWrite/Read; the limits above stay fio's.
 	// +optional
 	StorageBench *StorageBenchSummary `json:"storageBench,omitempty"`
+	// deviceProbeRound is 2 when the devices were measured a second time: the sweep read
+	// above a device-bound limit of the first round, and a probe disturbed by other work on
+	// its node reads low, while caching reads high - a second probe tells which. The figures
+	// above are the second round's. Unset: measured once.
+	// +optional
+	DeviceProbeRound int32 `json:"deviceProbeRound,omitempty"`
 }
 
 // StorageBenchSummary is one StorageBench run of the beegfs engine in stage 2.

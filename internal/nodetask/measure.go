@@ -42,16 +42,22 @@ func probeRuntime(bb *v1alpha1.BurstBuffer) time.Duration {
 // I/O, large blocks, several jobs, sized from free space, files removed afterwards. The agent
 // also reads the device's model from sysfs and, given linkAddress, the speed of the
 // interface that carries it: only then does the pod run in the host network, since a pod's
-// own network namespace shows its veth, not the node's interface.
-func DeviceProbePod(bb *v1alpha1.BurstBuffer, image string, i int, node, linkAddress string) *corev1.Pod {
+// own network namespace shows its veth, not the node's interface. round is the probe's round
+// (status.limits.components.deviceProbeRound): a second round's pods have their own names,
+// beside the first round's, whose results stay readable.
+func DeviceProbePod(bb *v1alpha1.BurstBuffer, image string, i int, node, linkAddress string, round int) *corev1.Pod {
 	req := agentapi.ProbeDevice{
 		Dir: InHost(bb, DataDir(bb)), Runtime: probeRuntime(bb), Jobs: 4, BlockSize: "1M", LinkAddress: linkAddress,
 		Globals: agentapi.Globals{Timeout: 3 * time.Minute},
 	}
-	return Pod(bb, Spec{
+	pod := Pod(bb, Spec{
 		Component: ComponentProbeDevice, Index: i, Node: node, Image: image,
 		Args: req.Args(), DeadlineSeconds: 300, MountStorage: true, HostNetwork: linkAddress != "",
 	})
+	if round > 1 {
+		pod.Name += fmt.Sprintf("-r%d", round)
+	}
+	return pod
 }
 
 // The network probes run in the host network, for both engines: the figure is the node's

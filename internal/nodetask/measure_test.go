@@ -33,8 +33,12 @@ func TestMeasuringPodsGolden(t *testing.T) {
 	quick := testBB(v1alpha1.EngineLocal, v1alpha1.ProfileQuick)
 	std := testBB(v1alpha1.EngineBeeGFS, v1alpha1.ProfileStandard)
 	golden.Assert(t, "probe-device.yaml", golden.YAML(t,
-		DeviceProbePod(quick, testImage, 0, "node-a", ""),
-		DeviceProbePod(std, testImage, 1, "node-b", "10.0.0.2")))
+		DeviceProbePod(quick, testImage, 0, "node-a", "", 1),
+		DeviceProbePod(std, testImage, 1, "node-b", "10.0.0.2", 1)))
+	// A second round's pod sits beside the first's: the first round's result stays readable.
+	if first, second := DeviceProbePod(quick, testImage, 1, "node-b", "", 1).Name, DeviceProbePod(quick, testImage, 1, "node-b", "", 2).Name; first == second || second != first+"-r2" {
+		t.Errorf("device probe names: round 1 %q, round 2 %q; want round 2 = round 1 + \"-r2\"", first, second)
+	}
 	golden.Assert(t, "probe-network.yaml", golden.YAML(t,
 		NetServerPod(quick, testImage, 0, "node-a"),
 		NetClientPod(quick, testImage, 0, "node-b", "10.244.0.10"),
