@@ -142,7 +142,12 @@ func (r *BurstBufferReconciler) reprobeDevices(ctx context.Context, s *scope, w 
 	bb := s.bb
 	bb.Status.Limits.Components.DeviceProbeRound = 2
 	logf.FromContext(ctx).Info("the sweep read above the devices' measured limit: measuring them again", "warning", w.Message)
-	msg := fmt.Sprintf("the sweep read %s above the devices' measured limit; it is judged once they are measured again", w.Operation)
+	limit := bb.Status.Limits.Components.Write
+	if w.Operation == limits.Read {
+		limit = bb.Status.Limits.Components.Read
+	}
+	msg := fmt.Sprintf("the sweep's %s figure is above the devices' measured %s limit of %s; it is judged once they are measured again",
+		w.Operation, w.Operation, rate(limit.LimitBytesPerSecond))
 	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)
 	setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)
 	res, _, err := r.reconcileDeviceProbes(ctx, s)
