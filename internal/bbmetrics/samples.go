@@ -80,6 +80,24 @@ var Families = map[string]Family{
 	Prefix + "staged_files":                   {"Files copied by stage-in or stage-out so far.", []string{"direction"}},
 	Prefix + "staging_bytes_per_second":       {"Copy rate of stage-in or stage-out.", []string{"direction"}},
 	Prefix + "warnings":                       {"Warnings in the status, by reason (BelowDocumented, ExceedsLimit, Stragglers, ...).", []string{"reason"}},
+	Prefix + "device_probe_round":             {"Rounds of stage 2's device probes: 2 when the sweep read above the first round's device-bound limit and the devices were measured again.", nil},
+	Prefix + "target_state":                   {"The verdict on spec.target: 1 for the current state (Predicted, Met, NotMet, Unreachable, Unknown), 0 for every other.", []string{"state"}},
+	Prefix + "target_nodes":                   {"Nodes chosen for spec.target (mode Choose) or given by nodes.count (mode Check).", []string{"mode"}},
+	Prefix + "target_metadata_servers":        {"Metadata servers chosen for spec.target (beegfs engine).", nil},
+	Prefix + "target_bytes_per_second":        {"spec.target's bandwidth for an operation.", []string{"operation"}},
+	Prefix + "target_predicted_bytes_per_second": {"The stage-1 limit of the nodes chosen for spec.target, for an operation; stage 3's figure is measured_bytes_per_second.",
+		[]string{"operation"}},
+	Prefix + "target_capacity_bytes":                   {"spec.target's capacity.", nil},
+	Prefix + "target_metadata_operations_per_second":   {"spec.target's metadata rate (file creates per second).", nil},
+	Prefix + "metadata_measured_operations_per_second": {"File creates per second the metadata benchmark measured for spec.target (beegfs engine).", nil},
+	Prefix + "chunk_size_bytes":                        {"Stripe chunk size of the file system's root, with layout.chunkSizePolicy (Fixed, Auto).", []string{"policy"}},
+	Prefix + "chunk_size_candidate_bytes_per_second": {"layout.chunkSizePolicy Auto: bandwidth of one chunk size's short run, by operation.",
+		[]string{"chunk_size", "operation"}},
+	Prefix + "chunk_size_candidate_operations_per_second": {"layout.chunkSizePolicy Auto: operation rate of one chunk size's short run (small random I/O), by operation.",
+		[]string{"chunk_size", "operation"}},
+	Prefix + "comparison_bytes_per_second": {"validation.compareWith: the same ideal workload on the burst buffer (storage burstbuffer) and on the other storage (storage other, named by comparison_info).",
+		[]string{"operation", "storage"}},
+	Prefix + "comparison_info": {"validation.compareWith: the other storage and the workload run on both. Always 1.", []string{"with", "workload"}},
 }
 
 // Sample is one series of one burst buffer: a family's name, its own labels (namespace and
@@ -142,19 +160,8 @@ var phases = []v1alpha1.Phase{
 // Samples maps a burst buffer to its series. It is pure: the same object gives the same
 // samples, in the same order.
 func Samples(bb *v1alpha1.BurstBuffer) []Sample {
-	var out []Sample
-	add := func(name string, v float64, kv ...string) {
-		l := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			l[kv[i]] = kv[i+1]
-		}
-		out = append(out, Sample{Name: Prefix + name, Labels: l, Value: v})
-	}
-	addInt := func(name string, v *int64, kv ...string) {
-		if v != nil {
-			add(name, float64(*v), kv...)
-		}
-	}
+	var out samples
+	add, addInt := out.add, out.addInt
 	boolValue := func(b bool) float64 {
 		if b {
 			return 1
@@ -316,6 +323,10 @@ func Samples(bb *v1alpha1.BurstBuffer) []Sample {
 			add("staging_bytes_per_second", float64(s.st.BytesPerSecond), "direction", s.dir)
 		}
 	}
+	if l := st.Limits; l != nil && l.Components != nil && l.Components.DeviceProbeRound > 0 {
+		add("device_probe_round", float64(l.Components.DeviceProbeRound))
+	}
+	sizingSamples(&out, bb)
 	warnings := map[string]int{}
 	var reasons []string
 	for _, w := range st.Warnings {
@@ -329,6 +340,86 @@ func Samples(bb *v1alpha1.BurstBuffer) []Sample {
 		add("warnings", float64(warnings[r]), "reason", r)
 	}
 	return out
+}
+
+// targetStates are every state of status.target, for the 0/1 series of target_state.
+var targetStates = []v1alpha1.TargetState{
+	v1alpha1.TargetPredicted, v1alpha1.TargetMetState, v1alpha1.TargetNotMet, v1alpha1.TargetUnreachable, v1alpha1.TargetUnknown,
+}
+
+// samples collects the series of one burst buffer.
+type samples []Sample
+
+// add appends the series name (without Prefix) with its own labels as key, value pairs.
+func (s *samples) add(name string, v float64, kv ...string) {
+	l := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		l[kv[i]] = kv[i+1]
+	}
+	*s = append(*s, Sample{Name: Prefix + name, Labels: l, Value: v})
+}
+
+// addInt appends the series when the status has the figure: absence means unknown.
+func (s *samples) addInt(name string, v *int64, kv ...string) {
+	if v != nil {
+		s.add(name, float64(*v), kv...)
+	}
+}
+
+// sizingSamples adds the series of what was sized or compared for the user: status.target,
+// status.chunkSize and status.comparison.
+func sizingSamples(out *samples, bb *v1alpha1.BurstBuffer) {
+	add, addInt := out.add, out.addInt
+	st := &bb.Status
+	if t := st.Target; t != nil {
+		for _, s := range targetStates {
+			v := 0.0
+			if s == t.State {
+				v = 1
+			}
+			add("target_state", v, "state", string(s))
+		}
+		if t.NodeCount > 0 {
+			add("target_nodes", float64(t.NodeCount), "mode", string(t.Mode))
+		}
+		if t.MetadataServers > 0 {
+			add("target_metadata_servers", float64(t.MetadataServers))
+		}
+		for _, b := range []struct {
+			op string
+			tb *v1alpha1.TargetBandwidth
+		}{{"write", t.Write}, {"read", t.Read}} {
+			if b.tb == nil {
+				continue
+			}
+			add("target_bytes_per_second", float64(b.tb.TargetBytesPerSecond), "operation", b.op)
+			addInt("target_predicted_bytes_per_second", b.tb.PredictedBytesPerSecond, "operation", b.op)
+		}
+		if c := t.Capacity; c != nil {
+			add("target_capacity_bytes", float64(c.Target.Value()))
+		}
+		if m := t.Metadata; m != nil {
+			add("target_metadata_operations_per_second", float64(m.TargetOperationsPerSecond))
+			addInt("metadata_measured_operations_per_second", m.MeasuredOperationsPerSecond)
+		}
+	}
+	if c := st.ChunkSize; c != nil {
+		add("chunk_size_bytes", float64(c.Size.Value()), "policy", string(c.Policy))
+		for _, cand := range c.Candidates {
+			size := strconv.FormatInt(cand.Size.Value(), 10)
+			addInt("chunk_size_candidate_bytes_per_second", cand.WriteBytesPerSecond, "chunk_size", size, "operation", "write")
+			addInt("chunk_size_candidate_bytes_per_second", cand.ReadBytesPerSecond, "chunk_size", size, "operation", "read")
+			addInt("chunk_size_candidate_operations_per_second", cand.WriteOpsPerSecond, "chunk_size", size, "operation", "randwrite")
+			addInt("chunk_size_candidate_operations_per_second", cand.ReadOpsPerSecond, "chunk_size", size, "operation", "randread")
+		}
+	}
+	if c := st.Comparison; c != nil {
+		add("comparison_info", 1, "with", c.With, "workload", c.Workload)
+		for _, op := range c.Operations {
+			addInt("comparison_bytes_per_second", op.BurstBufferBytesPerSecond, "operation", op.Operation, "storage", "burstbuffer")
+			addInt("comparison_bytes_per_second", op.OtherBytesPerSecond, "operation", op.Operation, "storage", "other")
+		}
+	}
 }
 
 func contains(list []string, s string) bool {

@@ -257,6 +257,53 @@ func TestSamples(t *testing.T) {
 				`beeburst_burstbuffer_ready_timestamp_seconds`,
 			},
 		},
+		{
+			name: "beegfs sized for a target, a chunk size chosen, compared with a claim, the devices probed twice",
+			bb: func() *v1alpha1.BurstBuffer {
+				bb := base(v1alpha1.EngineBeeGFS, v1alpha1.ProfileQuick)
+				bb.Status.Limits = &v1alpha1.LimitsStatus{Components: &v1alpha1.ComponentLimits{DeviceProbeRound: 2}}
+				bb.Status.Target = &v1alpha1.TargetStatus{
+					State: v1alpha1.TargetMetState, Mode: v1alpha1.TargetChoose, NodeCount: 2, MetadataServers: 1,
+					Write:    &v1alpha1.TargetBandwidth{TargetBytesPerSecond: 250e6, PredictedBytesPerSecond: i64(300e6)},
+					Read:     &v1alpha1.TargetBandwidth{TargetBytesPerSecond: 1e9},
+					Capacity: &v1alpha1.TargetCapacity{Target: resource.MustParse("4Gi")},
+					Metadata: &v1alpha1.TargetMetadata{TargetOperationsPerSecond: 5000, MeasuredOperationsPerSecond: i64(6100)},
+				}
+				bb.Status.ChunkSize = &v1alpha1.ChunkSizeStatus{Size: resource.MustParse("1Mi"), Policy: v1alpha1.ChunkSizeAuto,
+					Candidates: []v1alpha1.ChunkSizeCandidate{
+						{Size: resource.MustParse("512Ki"), WriteBytesPerSecond: i64(280e6), ReadBytesPerSecond: i64(560e6)},
+						{Size: resource.MustParse("1Mi"), WriteBytesPerSecond: i64(300e6), Chosen: true},
+						{Size: resource.MustParse("64Ki"), WriteOpsPerSecond: i64(7000), ReadOpsPerSecond: i64(9000)},
+					}}
+				bb.Status.Comparison = &v1alpha1.ComparisonStatus{With: "claim results", Workload: "2 nodes x 4 processes",
+					Operations: []v1alpha1.ComparedOperation{{Operation: "write", BurstBufferBytesPerSecond: i64(300e6), OtherBytesPerSecond: i64(100e6)}}}
+				return bb
+			}(),
+			has: []string{
+				`beeburst_burstbuffer_device_probe_round 2`,
+				`beeburst_burstbuffer_target_state{state="Met"} 1`,
+				`beeburst_burstbuffer_target_state{state="Predicted"} 0`,
+				`beeburst_burstbuffer_target_nodes{mode="Choose"} 2`,
+				`beeburst_burstbuffer_target_metadata_servers 1`,
+				`beeburst_burstbuffer_target_bytes_per_second{operation="write"} 2.5e+08`,
+				`beeburst_burstbuffer_target_bytes_per_second{operation="read"} 1e+09`,
+				`beeburst_burstbuffer_target_predicted_bytes_per_second{operation="write"} 3e+08`,
+				`beeburst_burstbuffer_target_capacity_bytes 4.294967296e+09`,
+				`beeburst_burstbuffer_target_metadata_operations_per_second 5000`,
+				`beeburst_burstbuffer_metadata_measured_operations_per_second 6100`,
+				`beeburst_burstbuffer_chunk_size_bytes{policy="Auto"} 1.048576e+06`,
+				`beeburst_burstbuffer_chunk_size_candidate_bytes_per_second{chunk_size="524288",operation="read"} 5.6e+08`,
+				`beeburst_burstbuffer_chunk_size_candidate_bytes_per_second{chunk_size="1048576",operation="write"} 3e+08`,
+				`beeburst_burstbuffer_chunk_size_candidate_operations_per_second{chunk_size="65536",operation="randread"} 9000`,
+				`beeburst_burstbuffer_comparison_info{with="claim results",workload="2 nodes x 4 processes"} 1`,
+				`beeburst_burstbuffer_comparison_bytes_per_second{operation="write",storage="burstbuffer"} 3e+08`,
+				`beeburst_burstbuffer_comparison_bytes_per_second{operation="write",storage="other"} 1e+08`,
+			},
+			hasNot: []string{
+				`beeburst_burstbuffer_target_predicted_bytes_per_second{operation="read"}`,
+				`beeburst_burstbuffer_chunk_size_candidate_bytes_per_second{chunk_size="1048576",operation="read"}`,
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
