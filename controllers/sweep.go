@@ -100,12 +100,13 @@ func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (c
 	if err != nil {
 		return ctrl.Result{}, false, err
 	}
-	if st.running < 0 {
+	done, err := r.publishSweep(ctx, s, st, an)
+	if err == nil && done {
+		// Published first, as judged now: a budget cut during the second round keeps it.
 		if w, ok := doubtedDeviceLimit(s.bb.Status.Limits.Components, an); ok {
 			return r.reprobeDevices(ctx, s, w)
 		}
 	}
-	done, err := r.publishSweep(ctx, s, st, an)
 	return ctrl.Result{}, done, err
 }
 
