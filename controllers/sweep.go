@@ -134,8 +134,9 @@ func doubtedDeviceLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (limits
 
 // reprobeDevices: every sweep point ended and one read above a device-bound stage-2 limit.
 // That is caching (the test was not valid) or a device probe that read low because something
-// else used the node while it ran (88% of a 300 MB/s cap was seen on the 2-CPU testbed, and
-// 3 s runs leave little room), and only a second probe tells which. The devices are measured
+// else used the node while it ran (88% of a 300 MB/s cap beside pod start-ups on the 2-CPU
+// testbed; CI once refused a correct quick profile for a low probe), and only a second probe
+// tells which. The devices are measured
 // once more (not from the per-node cache, which may hold the doubted figure, and saved there
 // in its place); stage 2 publishes again, and the sweep's points, still in their pods, are
 // judged against the new limit. A point still above it is ExceedsLimit: no third round.

@@ -248,8 +248,8 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 // deviceProbeRound is the round of stage 2's device probes: 1, or 2 once the sweep read above
 // their limit (reprobeDevices).
 func deviceProbeRound(bb *v1alpha1.BurstBuffer) int {
-	if c := bb.Status.Limits.Components; c != nil && c.DeviceProbeRound > 1 {
-		return int(c.DeviceProbeRound)
+	if l := bb.Status.Limits; l != nil && l.Components != nil && l.Components.DeviceProbeRound > 1 {
+		return int(l.Components.DeviceProbeRound)
 	}
 	return 1
 }
