@@ -66,6 +66,9 @@ type BurstBufferReconciler struct {
 	// UnschedulableTimeout is how long a copy pod may stay unschedulable before the stage
 	// reports it (CopyUnschedulable); 0: 1 minute.
 	UnschedulableTimeout time.Duration
+
+	// stale skips visits that read a burst buffer older than this manager's last write.
+	stale staleGuard
 }
 
 // scope is what the phases of one visit share.
@@ -104,8 +107,18 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	log := logf.FromContext(ctx)
 	bb := &v1alpha1.BurstBuffer{}
 	if err := r.Get(ctx, req.NamespacedName, bb); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.stale.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if r.stale.stale(req.NamespacedName, bb.ResourceVersion) {
+		// The watch event of the last write brings the next visit; the requeue is a backstop.
+		log.V(1).Info("skipping a visit to a burst buffer older than the last write", "resourceVersion", bb.ResourceVersion)
+		return ctrl.Result{RequeueAfter: staleRecheck}, nil
+	}
+	passed := []string{bb.ResourceVersion}
+	defer func() { r.stale.wrote(req.NamespacedName, bb.ResourceVersion, passed...) }()
 	if bb.Undecodable() != "" {
 		return ctrl.Result{}, r.refuseUndecodable(ctx, bb)
 	}
@@ -114,6 +127,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	passed = append(passed, bb.ResourceVersion) // after the finalizer's patch, if any
 
 	before := bb.DeepCopy()
 	defer func() {

@@ -250,14 +250,21 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(condition(ctx, bb, v1alpha1.ConditionValidated)().Message).To(ContainSubstring("sharedFile/write 50%"))
 	})
 
-	It("flags a sweep figure above the measured limit and does not publish it", func() {
-		bb := quickBB("cache")
+	// onePointProbed: a quick burst buffer with a one-point sweep (2 nodes x 1 process), its
+	// devices probed (node a 300/400 MB/s, node b writeB/400 MB/s) and its links measured.
+	onePointProbed := func(name string, writeB float64) *v1alpha1.BurstBuffer {
+		bb := quickBB(name)
 		bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{ProcessesPerNode: []int32{1}}
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		prepared("cache")
-		finishPod(ctx, ns, "cache-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
-		finishPod(ctx, ns, "cache-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 300e6, 400e6))
-		finishNetwork(ctx, ns, "cache", []string{ns + "-a", ns + "-b"}, 118e6)
+		prepared(name)
+		finishPod(ctx, ns, name+"-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
+		finishPod(ctx, ns, name+"-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", writeB, 400e6))
+		finishNetwork(ctx, ns, name, []string{ns + "-a", ns + "-b"}, 118e6)
+		return bb
+	}
+
+	It("flags a sweep figure above the measured limit and does not publish it", func() {
+		bb := onePointProbed("cache", 300e6)
 		// Page cache: 2 GB/s from a 300 MB/s device.
 		finishPod(ctx, ns, "cache-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 2e9, 300e6))
 		finishPod(ctx, ns, "cache-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 2e9, 300e6))
@@ -279,14 +286,8 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 	})
 
 	It("measures the devices again when the sweep reads above a probe that read low, and judges the sweep against the second round", func() {
-		bb := quickBB("again")
-		bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{ProcessesPerNode: []int32{1}}
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		prepared("again")
 		// Node b's probe shared the node with something else: 240 of its 300 MB/s.
-		finishPod(ctx, ns, "again-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
-		finishPod(ctx, ns, "again-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 240e6, 400e6))
-		finishNetwork(ctx, ns, "again", []string{ns + "-a", ns + "-b"}, 118e6)
+		bb := onePointProbed("again", 240e6)
 		Eventually(func() int64 {
 			if c := get(ctx, bb).Status.Limits.Components; c != nil && c.Write != nil {
 				return c.Write.LimitBytesPerSecond
