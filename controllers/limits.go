@@ -29,8 +29,25 @@ func estimate(s *scope) {
 	setNodeLinks(s)
 	in, err := hardware.LimitInput(bb, s.nodeObjs, nil)
 	var lim limits.Limits
+	linksMissing := false
 	if err == nil {
 		lim, err = limits.Compute(in.Hardware)
+		linksMissing = err != nil && in.Hardware.LinksMissing()
+	}
+	if linksMissing {
+		// A shared file system's links are a term of its limit, and nothing documents them
+		// here (a virtual NIC reports no speed to discover). That is not a wrong spec: stage 2
+		// measures the links and computes the limit; without it (profile none) the limit
+		// stays unknown.
+		msg := "the limit is unknown until stage 2 measures the links: no node's link rate is in spec.hardware, in the label " +
+			v1alpha1.LabelLinkRateBitsPerSecond + " or discovered from its interface"
+		setCondition(bb, v1alpha1.ConditionLimitsEstimated, metav1.ConditionTrue, v1alpha1.ReasonHardwareUnknown, msg)
+		if bb.Status.Limits == nil {
+			bb.Status.Limits = &v1alpha1.LimitsStatus{} // `kubectl get bb` says "unknown"
+		}
+		bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, stage1Warnings,
+			[]v1alpha1.Warning{{Reason: v1alpha1.WarningUnknownLimit, Component: "network", Message: msg}})
+		return
 	}
 	if err != nil {
 		// The file system still works; only its limits cannot be computed. Ready stays False

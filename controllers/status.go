@@ -190,8 +190,8 @@ func summary(bb *v1alpha1.BurstBuffer) *v1alpha1.Summary {
 	}
 	if limit > 0 {
 		sum.WriteLimit = limits.FormatBytesPerSecond(float64(limit))
-	} else if l.Estimated != nil {
-		sum.WriteLimit = "unknown"
+	} else {
+		sum.WriteLimit = "unknown" // stage 1 ran and knows no limit (a figure nothing documents)
 	}
 	if l.Sweep != nil && l.Sweep.Write != nil {
 		sum.WriteMeasured = limits.FormatBytesPerSecond(float64(l.Sweep.Write.BestBytesPerSecond))

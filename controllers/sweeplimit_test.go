@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodecache"
@@ -89,6 +90,44 @@ var _ = Describe("Stage 3 against the published stage-2 limit", func() {
 			g.Expect(cur.Status.Warnings).To(ContainElement(And(
 				HaveField("Reason", v1alpha1.WarningExceedsLimit), HaveField("Operation", "read"))))
 		}, timeout).Should(Succeed())
+		tearDownWithTasks(ctx, bb)
+	})
+
+	It("does not refuse a shared file system whose links nothing documents: stage 1 says unknown, stage 2's links give the limit", func() {
+		nodes := []string{ns + "-a", ns + "-b"}
+		DeferCleanup(func() {
+			for _, n := range nodes {
+				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+			}
+		})
+		// Cloud VMs: a virtio NIC reports no speed, and nobody labelled the nodes' links.
+		for _, n := range nodes {
+			node := &corev1.Node{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: n}, node)).To(Succeed())
+			delete(node.Labels, v1alpha1.LabelLinkRateBitsPerSecond)
+			Expect(k8s.Update(ctx, node)).To(Succeed())
+		}
+		bb := beegfsBB(ns, "nolink", 2)
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Eventually(condition(ctx, bb, v1alpha1.ConditionLimitsEstimated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonHardwareUnknown))
+		cur := get(ctx, bb)
+		Expect(condition(ctx, bb, v1alpha1.ConditionLimitsEstimated)().Message).To(ContainSubstring("until stage 2 measures the links"))
+		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningUnknownLimit), HaveField("Component", "network"))))
+		Expect(cur.Status.Summary.WriteLimit).To(Equal("unknown"))
+		provisionBeeGFS(ctx, bb, 2)
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseMeasuring), "not Degraded: nothing is wrong with the spec")
+
+		finishPod(ctx, ns, "nolink-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 1.02e9, 2.1e9))
+		finishPod(ctx, ns, "nolink-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
+		finishNetwork(ctx, ns, "nolink", nodes, 0.3e9)
+		finishPod(ctx, ns, "nolink-storagebench-0", corev1.PodFailed, "")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
+		comp := get(ctx, bb).Status.Limits.Components
+		Expect(comp.Write).NotTo(BeNil())
+		Expect(comp.Write.LimitBytesPerSecond).To(Equal(int64(1.2e9)), "2 x the measured 0.3 GB/s x 2/1")
+		Expect(comp.Write.Bottleneck).To(Equal("network"))
+		Expect(get(ctx, bb).Status.Summary.WriteLimit).To(Equal("1.2 GB/s"))
 		tearDownWithTasks(ctx, bb)
 	})
 })

@@ -6,11 +6,11 @@
 # See hack/testbed/README.md.
 #
 #   hack/testbed/up.sh [--workers K] [--link-rate 1Gbit] [--disk-write-rate 200MB]
-#       [--disk-read-rate 400MB] [--disk-size 4G]
+#       [--disk-read-rate 300MB] [--disk-size 4G]
 #       [--node-link-rate worker-2=500Mbit]... [--node-disk-write-rate worker-2=100MB]...
 #       [--node-disk-read-rate worker-2=200MB]...
 #       [--document-link-rate 1Gbit] [--document-disk-write-rate 300MB]
-#       [--document-disk-read-rate 400MB]
+#       [--document-disk-read-rate 300MB]
 #       [--vm-workers K] [--vm-module FILE.ko]... [--vm-memory MiB] [--vm-cpus N]
 #
 # Rates: link in bits/s (tc notation: 1Gbit, 500Mbit; "none" = unshaped), disk in bytes/s
@@ -30,7 +30,7 @@ source "$(dirname "$0")/lib.sh"
 # it belongs to the run, not to the testbed it leaves up.
 exec 9>&-
 
-workers=2 link=1Gbit dwrite=200MB dread=400MB disk_size=4G
+workers=2 link=1Gbit dwrite=200MB dread=300MB disk_size=4G
 vm_workers=0 vm_memory=2048 vm_cpus=2 vm_modules=()
 doc_link="" doc_dwrite="" doc_dread=""
 declare -A n_link=() n_dwrite=() n_dread=()

@@ -57,11 +57,30 @@ func LimitInput(bb *v1alpha1.BurstBuffer, nodes []corev1.Node, measured *v1alpha
 				s.Link = limits.Bytes(v)
 			}
 		}
+		if h.Colocated && !h.Clients.Link.Known() {
+			// The clients are these nodes. With no documented link, their measured links are
+			// the clients' too; the slowest counts, as in stage 1.
+			h.Clients.Link = slowestServerLink(h.Servers)
+		}
 		h.Notes = append(h.Notes, stage2Note)
 		in.Measured = true
 	}
 	in.Hardware = h
 	return in, nil
+}
+
+// slowestServerLink is the slowest of the servers' links, unknown unless every one is known.
+func slowestServerLink(servers []limits.ServerNode) limits.Figure {
+	slowest := limits.Unknown
+	for _, s := range servers {
+		if !s.Link.Known() {
+			return limits.Unknown
+		}
+		if !slowest.Known() || s.Link.Value() < slowest.Value() {
+			slowest = s.Link
+		}
+	}
+	return slowest
 }
 
 func measuredFigure(c *v1alpha1.ComponentFigure) (float64, bool) {

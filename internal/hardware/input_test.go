@@ -96,6 +96,46 @@ func TestLimitInputMeasuredOverlay(t *testing.T) {
 	}
 }
 
+// A co-located file system whose links nothing documents (no label, no spec, nothing
+// discovered): its clients are its nodes, so their measured links are the clients' too, the
+// slowest counting - stage 2 has a limit where stage 1 had none. One link not measured leaves
+// it unknown.
+func TestLimitInputMeasuredLinksWithoutDocumentedOnes(t *testing.T) {
+	unlabelled := func(name string) corev1.Node {
+		n := labelledNode(name, "", "1G", "2G")
+		delete(n.Labels, v1alpha1.LabelLinkRateBitsPerSecond)
+		return n
+	}
+	nodes := []corev1.Node{unlabelled("a"), unlabelled("b")}
+	in, err := LimitInput(twoNodeBB(v1alpha1.EngineBeeGFS), nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !in.Hardware.LinksMissing() {
+		t.Fatal("stage 1 without documented links: LinksMissing must say so")
+	}
+	comp := &v1alpha1.ComponentLimits{Nodes: []v1alpha1.NodeComponents{
+		measuredNode("a", 1.02e9, 2.1e9, 0.3e9), measuredNode("b", 0.98e9, 2.0e9, 0.28e9)}}
+	in, err = LimitInput(twoNodeBB(v1alpha1.EngineBeeGFS), nodes, comp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := in.Hardware.Clients.Link; !got.Known() || got.Value() != 0.28e9 {
+		t.Errorf("client link %v, want the slowest measured, 280 MB/s", got)
+	}
+	if _, err := limits.Compute(in.Hardware); err != nil {
+		t.Errorf("stage 2 with measured links: %v", err)
+	}
+	comp.Nodes[1].Network = nil
+	in, err = LimitInput(twoNodeBB(v1alpha1.EngineBeeGFS), nodes, comp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Hardware.Clients.Link.Known() || !in.Hardware.LinksMissing() {
+		t.Errorf("one link not measured: client link %v, want unknown", in.Hardware.Clients.Link)
+	}
+}
+
 // Figures of other nodes than the burst buffer's (a stale status) are not laid over.
 func TestLimitInputMismatchedNodes(t *testing.T) {
 	nodes := []corev1.Node{labelledNode("a", "10G", "1G", "2G"), labelledNode("b", "10G", "1G", "2G")}

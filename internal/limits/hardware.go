@@ -177,6 +177,24 @@ func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN
 
 func finiteNonNegative(v float64) bool { return v >= 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
 
+// LinksMissing says whether a link the limit needs is unknown (a shared file system whose
+// client or server links nothing documents): stage 1 has no limit then, and stage 2's link
+// measurement gives it one. Validate refuses such an input.
+func (h Hardware) LinksMissing() bool {
+	if h.Local || (h.Colocated && len(h.Servers) == 1) {
+		return false
+	}
+	if !h.Clients.Link.Known() {
+		return true
+	}
+	for _, s := range h.Servers {
+		if !s.Link.Known() {
+			return true
+		}
+	}
+	return false
+}
+
 // Validate checks the input; Compute calls it.
 func (h Hardware) Validate() error {
 	var errs []error
@@ -200,7 +218,7 @@ func (h Hardware) Validate() error {
 				h.Clients.Nodes, ns))
 		}
 	}
-	// The links matter unless no data crosses the network.
+	// The links matter unless no data crosses the network (LinksMissing).
 	needLinks := !h.Local && !(h.Colocated && ns == 1)
 	if needLinks && !h.Clients.Link.Known() {
 		errs = append(errs, errors.New("clients.link: the client nodes' link is needed (it is a term of the limit)"))

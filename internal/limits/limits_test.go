@@ -587,3 +587,38 @@ func TestSweepToleranceForMeasuredLimits(t *testing.T) {
 		t.Fatal("a negative tolerance is invalid")
 	}
 }
+
+// TestLinksMissing: a shared file system without a known client or server link has no
+// stage-1 limit (the operator waits for stage 2's link measurement); the local engine and a
+// co-located single node need no link.
+func TestLinksMissing(t *testing.T) {
+	link := Bytes(1.25e9)
+	servers := func(links ...Figure) []ServerNode {
+		var out []ServerNode
+		for _, l := range links {
+			out = append(out, ServerNode{Link: l})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		h    Hardware
+		want bool
+	}{
+		{"every link known", Hardware{Clients: Clients{Nodes: 2, ProcessesPerNode: 1, Link: link}, Servers: servers(link, link)}, false},
+		{"no client link", Hardware{Clients: Clients{Nodes: 2, ProcessesPerNode: 1}, Servers: servers(link, link)}, true},
+		{"one server link unknown", Hardware{Clients: Clients{Nodes: 2, ProcessesPerNode: 1, Link: link}, Servers: servers(link, Unknown)}, true},
+		{"co-located, none known", Hardware{Clients: Clients{Nodes: 2, ProcessesPerNode: 1}, Servers: servers(Unknown, Unknown), Colocated: true}, true},
+		{"co-located on one node", Hardware{Clients: Clients{Nodes: 1, ProcessesPerNode: 1}, Servers: servers(Unknown), Colocated: true}, false},
+		{"local", Hardware{Clients: Clients{Nodes: 2, ProcessesPerNode: 1}, Servers: servers(Unknown, Unknown), Local: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.h.LinksMissing(); got != tc.want {
+				t.Errorf("LinksMissing = %v, want %v", got, tc.want)
+			}
+			if _, err := Compute(tc.h); tc.want && err == nil {
+				t.Errorf("Compute accepted an input with a missing link")
+			}
+		})
+	}
+}

@@ -29,8 +29,10 @@ func RunName(bb *v1alpha1.BurstBuffer, component string, run, index int) string 
 
 // probeRuntime is how long a stage-2 probe measures: short for the quick profile, long
 // enough for a steady figure with the standard one. quick's 3 s is not cut to 2: 2 s runs
-// matched the testbed's 150/300 MB/s caps within 1%, but read 11-17% below its 400 MB/s caps
-// (docs/architecture.md, "How long the quick profile takes").
+// matched the testbed's 150/300 MB/s caps within 1% but read 11-17% below its (then)
+// 400 MB/s caps, which 3 s runs later did too - the host disk, not the run length, was the
+// limit there; 2 s runs have not been measured since (docs/architecture.md, "How long the
+// quick profile takes").
 func probeRuntime(bb *v1alpha1.BurstBuffer) time.Duration {
 	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
 		return 10 * time.Second
