@@ -168,7 +168,11 @@ var _ = Describe("kstatus conventions: what kubectl wait, Argo CD and Flux read"
 		bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "missing"}}}
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		finishPod(ctx, ns, "stuck-prep-0", corev1.PodSucceeded, "")
-		Eventually(kstatusOf(ctx, bb), timeout).Should(haveKstatus(status.CurrentStatus))
+		// Ready first (a workload may have written to it, so stage-out must run). Not
+		// kstatus' Current alone: an object whose status the operator has not written yet is
+		// Current for kstatus too, and deleting it then is a deletion before Ready.
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+		Expect(kstatusOf(ctx, bb)()).To(haveKstatus(status.CurrentStatus))
 		Expect(k8s.Delete(ctx, bb)).To(Succeed())
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseStageOutFailed))
 		Eventually(func(g Gomega) {
