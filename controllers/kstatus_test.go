@@ -64,6 +64,19 @@ var _ = Describe("kstatus conventions: what kubectl wait, Argo CD and Flux read"
 		ns = namespaceWithTwoNodes(ctx)
 	})
 
+	It("is InProgress before the operator has seen it, not Current (the API server defaults the status)", func() {
+		// The operator is down: nothing writes the status.
+		stopManager()
+		DeferCleanup(startManager)
+		bb := localBB(ns, "unseen", 1)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		DeferCleanup(func() { _ = k8s.Delete(ctx, bb) }) // before the manager is back: no finalizer yet
+		Expect(get(ctx, bb).Status.ObservedGeneration).To(BeZero())
+		res := kstatusOf(ctx, bb)()
+		Expect(res).To(haveKstatus(status.InProgressStatus), "kstatus: %s", res.Message)
+		GinkgoWriter.Println("kstatus before the operator's first visit:", res.Status, res.Message)
+	})
+
 	It("is InProgress while provisioning, Current once Ready, and kubectl wait --for=condition=Ready returns then", func() {
 		bb := localBB(ns, "ks", 2)
 		Expect(k8s.Create(ctx, bb)).To(Succeed())

@@ -36,7 +36,10 @@ type BurstBuffer struct {
 	// +kubebuilder:default={}
 	// +optional
 	Spec BurstBufferSpec `json:"spec,omitzero"`
-	// status is what the operator observed and measured.
+	// status is what the operator observed and measured. It is never absent: the API server
+	// defaults it to observedGeneration 0, so that kstatus (kubectl wait, Argo CD, Flux)
+	// reads a burst buffer the operator has not seen yet as in progress, not as Current.
+	// +kubebuilder:default={observedGeneration: 0}
 	// +optional
 	Status BurstBufferStatus `json:"status,omitzero"`
 
