@@ -45,6 +45,7 @@ func estimate(s *scope) {
 		if bb.Status.Limits == nil {
 			bb.Status.Limits = &v1alpha1.LimitsStatus{} // `kubectl get bb` says "unknown"
 		}
+		bb.Status.Limits.Estimated = nil // an earlier estimate's links are no longer documented
 		bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, stage1Warnings,
 			[]v1alpha1.Warning{{Reason: v1alpha1.WarningUnknownLimit, Component: "network", Message: msg}})
 		return
