@@ -15,9 +15,9 @@ const staleRecheck = time.Second
 // when the watch delivers it; a visit that starts in between (a pod's event right after the
 // patch) sees the status from before it and decides again: a verdict reached twice, a pod the
 // last visit deleted created anew - seen in envtest, where the comparison's unschedulable pod
-// came back after the claim had been reported not mountable. So each patch that changed the
-// object remembers the resourceVersion it started from, and a visit that reads that version
-// skips: the patch's own watch event brings the next visit, with the new status.
+// came back after the claim had been reported not mountable. So each visit that changed the
+// object remembers the resourceVersions it read and went through, and a visit that reads one
+// of them skips: the last patch's own watch event brings the next visit, with the new status.
 type staleGuard struct {
 	mu sync.Mutex
 	// passed are, per burst buffer, the resourceVersions its last changing visit read or
