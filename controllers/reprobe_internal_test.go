@@ -34,11 +34,11 @@ func TestDoubtedDeviceLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, got := doubtedDeviceLimit(tt.comp, tt.an)
-			if got != tt.want {
+			w, limit := doubtedDeviceLimit(tt.comp, tt.an)
+			if got := limit != nil; got != tt.want {
 				t.Fatalf("got %v (%+v), want %v", got, w, tt.want)
 			}
-			if got && w.Reason != limits.WarningExceedsLimit {
+			if limit != nil && w.Reason != limits.WarningExceedsLimit {
 				t.Errorf("warning %+v is not the ExceedsLimit one", w)
 			}
 		})

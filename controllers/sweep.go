@@ -103,8 +103,8 @@ func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (c
 	done, err := r.publishSweep(ctx, s, st, an)
 	if err == nil && done {
 		// Published first, as judged now: a budget cut during the second round keeps it.
-		if w, ok := doubtedDeviceLimit(s.bb.Status.Limits.Components, an); ok {
-			return r.reprobeDevices(ctx, s, w)
+		if w, limit := doubtedDeviceLimit(s.bb.Status.Limits.Components, an); limit != nil {
+			return r.reprobeDevices(ctx, s, w, limit)
 		}
 	}
 	return ctrl.Result{}, done, err
@@ -112,10 +112,11 @@ func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (c
 
 // doubtedDeviceLimit is the ExceedsLimit warning of a sweep judged against a device-bound
 // stage-2 limit from the first round of device probes: the one case a second probe can
-// settle (reprobeDevices). A limit set by the links or the servers is not probed again.
-func doubtedDeviceLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (limits.Warning, bool) {
+// settle (reprobeDevices), with the limit in doubt; nil when there is none. A limit set by the
+// links or the servers is not probed again.
+func doubtedDeviceLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (limits.Warning, *v1alpha1.OperationLimit) {
 	if comp == nil || comp.DeviceProbeRound > 1 {
-		return limits.Warning{}, false
+		return limits.Warning{}, nil
 	}
 	for _, w := range an.Warnings {
 		if w.Reason != limits.WarningExceedsLimit {
@@ -126,10 +127,10 @@ func doubtedDeviceLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (limits
 			ol = comp.Read
 		}
 		if ol != nil && ol.Bottleneck == string(limits.ComponentDevices) {
-			return w, true
+			return w, ol
 		}
 	}
-	return limits.Warning{}, false
+	return limits.Warning{}, nil
 }
 
 // reprobeDevices: every sweep point ended and one read above a device-bound stage-2 limit.
@@ -140,14 +141,10 @@ func doubtedDeviceLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (limits
 // once more (not from the per-node cache, which may hold the doubted figure, and saved there
 // in its place); stage 2 publishes again, and the sweep's points, still in their pods, are
 // judged against the new limit. A point still above it is ExceedsLimit: no third round.
-func (r *BurstBufferReconciler) reprobeDevices(ctx context.Context, s *scope, w limits.Warning) (ctrl.Result, bool, error) {
+func (r *BurstBufferReconciler) reprobeDevices(ctx context.Context, s *scope, w limits.Warning, limit *v1alpha1.OperationLimit) (ctrl.Result, bool, error) {
 	bb := s.bb
 	bb.Status.Limits.Components.DeviceProbeRound = 2
 	logf.FromContext(ctx).Info("the sweep read above the devices' measured limit: measuring them again", "warning", w.Message)
-	limit := bb.Status.Limits.Components.Write
-	if w.Operation == limits.Read {
-		limit = bb.Status.Limits.Components.Read
-	}
 	msg := fmt.Sprintf("the sweep's %s figure is above the devices' measured %s limit of %s; it is judged once they are measured again",
 		w.Operation, w.Operation, rate(limit.LimitBytesPerSecond))
 	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)

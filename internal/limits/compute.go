@@ -174,7 +174,7 @@ func computeOp(h Hardware, op Operation) (OperationLimit, error) {
 	ol := OperationLimit{Operation: op, Devices: bd, PerProcess: NotApplicable}
 	var terms []string // the formula's parts after the limit line
 
-	if h.Local || (h.Colocated && ns == 1) {
+	if !h.needsLinks() {
 		// No data crosses the network: with private scratch every process uses only its own
 		// node's devices; a co-located burst buffer on one node keeps all data at home.
 		// Neither the links nor the fabric limit, and Bc, Bs, Bnet do not apply.

@@ -181,7 +181,7 @@ func finiteNonNegative(v float64) bool { return v >= 0 && !math.IsInf(v, 0) && !
 // client or server links nothing documents): stage 1 has no limit then, and stage 2's link
 // measurement gives it one. Validate refuses such an input.
 func (h Hardware) LinksMissing() bool {
-	if h.Local || (h.Colocated && len(h.Servers) == 1) {
+	if !h.needsLinks() {
 		return false
 	}
 	if !h.Clients.Link.Known() {
@@ -193,6 +193,12 @@ func (h Hardware) LinksMissing() bool {
 		}
 	}
 	return false
+}
+
+// needsLinks: data crosses the network, so the links are a term of the limit - unless every
+// process uses only its own node's devices (Local) or all data stays on one co-located node.
+func (h Hardware) needsLinks() bool {
+	return !h.Local && !(h.Colocated && len(h.Servers) == 1)
 }
 
 // Validate checks the input; Compute calls it.
@@ -218,8 +224,7 @@ func (h Hardware) Validate() error {
 				h.Clients.Nodes, ns))
 		}
 	}
-	// The links matter unless no data crosses the network (LinksMissing).
-	needLinks := !h.Local && !(h.Colocated && ns == 1)
+	needLinks := h.needsLinks()
 	if needLinks && !h.Clients.Link.Known() {
 		errs = append(errs, errors.New("clients.link: the client nodes' link is needed (it is a term of the limit)"))
 	}
