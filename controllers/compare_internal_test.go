@@ -69,7 +69,7 @@ func TestSumMeasure(t *testing.T) {
 // The runs' shape: the grid's largest process count up to 4, the sweep's seconds.
 func TestChunkShape(t *testing.T) {
 	bb := &v1alpha1.BurstBuffer{Spec: v1alpha1.BurstBufferSpec{Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick}}}
-	if p, s := chunkShape(bb, 2); p != 4 || s != 3 {
+	if p, s := chunkShape(bb, 2); p != 4 || s != 2 {
 		t.Errorf("quick: %d processes, %d s", p, s)
 	}
 	bb.Spec.Validation.Profile = v1alpha1.ProfileStandard

@@ -41,6 +41,7 @@ func (r *BurstBufferReconciler) runStorageBench(ctx context.Context, s *scope, f
 			leastFree = f.FreeBytes
 		}
 	}
+	// 3 s quick, not the device probes' 2 s: 3 s is what ran against a real BeeGFS (docs/beegfs.md).
 	seconds := 3
 	if s.bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
 		seconds = 10

@@ -44,9 +44,9 @@ func grid(bb *v1alpha1.BurstBuffer, nodes int) (ms, ns []int, seconds int) {
 	}
 	switch bb.Spec.Validation.Profile {
 	case v1alpha1.ProfileQuick:
-		// 3 s a phase, as the quick probes (nodetask.probeRuntime says why not 2).
+		// 2 s a phase, as the quick probes (nodetask.probeRuntime).
 		ms, ns = []int{nodes}, []int{1, 4}
-		seconds = min(seconds, 3)
+		seconds = min(seconds, 2)
 	default:
 		for m := 1; m < nodes; m *= 2 {
 			ms = append(ms, m)

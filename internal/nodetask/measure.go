@@ -28,16 +28,15 @@ func RunName(bb *v1alpha1.BurstBuffer, component string, run, index int) string 
 }
 
 // probeRuntime is how long a stage-2 probe measures: short for the quick profile, long
-// enough for a steady figure with the standard one. quick's 3 s is not cut to 2: 2 s runs
-// matched the testbed's 150/300 MB/s caps within 1% but read 11-17% below its (then)
-// 400 MB/s caps, which 3 s runs later did too - the host disk, not the run length, was the
-// limit there; 2 s runs have not been measured since (docs/architecture.md, "How long the
-// quick profile takes").
+// enough for a steady figure with the standard one. quick's 2 s runs read the testbed's
+// caps within 2.5% of its 3 s runs (docs/architecture.md, "How long the quick profile
+// takes"); an earlier verdict against them, 11-17% low on 400 MB/s read caps, was the host
+// disk under the testbed's loop devices, which 3 s runs then read as low.
 func probeRuntime(bb *v1alpha1.BurstBuffer) time.Duration {
 	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
 		return 10 * time.Second
 	}
-	return 3 * time.Second
+	return 2 * time.Second
 }
 
 // DeviceProbePod runs fio on the node's burst buffer directory: write, then read, direct
