@@ -83,6 +83,10 @@ type scope struct {
 	locks nodeLocks
 	// measuring: stages 2-4 measure on this visit (reconcileValidationGate).
 	measuring bool
+	// lastLook: the time budget ran out; this visit reads the measuring pods that ended
+	// (and publishes them) but starts none, then cuts validation short where a step is not
+	// done (reconcileValidationGate, measuring).
+	lastLook bool
 	// stage2 is what stage 2's steps found on this visit, for the steps after them.
 	stage2 stage2
 	// sweepSummary is the ended sweep's line for the Validated condition.

@@ -87,7 +87,7 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 		Eventually(condition(ctx, bb, v1alpha1.ConditionChunkSizeChosen), timeout).Should(haveStatus(metav1.ConditionUnknown, v1alpha1.ReasonPending))
 		stage2(bb)
 
-		// A quarter of 10m for runs of 3 s write + 3 s read + 10 s: the baseline and the three
+		// A quarter of 10m for runs of 2 s write + 2 s read + 10 s: the baseline and the three
 		// sizes large sequential I/O favours, planned once and kept in the status.
 		Eventually(condition(ctx, bb, v1alpha1.ConditionChunkSizeChosen), timeout).Should(haveStatus(metav1.ConditionUnknown, v1alpha1.ReasonChunkSizeTuning))
 		cs := get(ctx, bb).Status.ChunkSize
@@ -96,7 +96,7 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 		Expect(cs.Candidates).To(HaveLen(4))
 		Expect([]string{cs.Candidates[0].Size.String(), cs.Candidates[1].Size.String(), cs.Candidates[2].Size.String(), cs.Candidates[3].Size.String()}).
 			To(Equal([]string{"512Ki", "4Mi", "1Mi", "16Mi"}))
-		Expect(cs.Message).To(ContainSubstring("4 runs of 16s each, 1m4s of the 2m30s budget"))
+		Expect(cs.Message).To(ContainSubstring("4 runs of 14s each, 56s of the 2m30s budget"))
 
 		candidate(bb, 0, "512ki", 300e6, 500e6, "")
 		candidate(bb, 1, "4Mi", 390e6, 520e6, "")
@@ -149,14 +149,14 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 	})
 
 	It("with a budget for two sizes measures two and says which it left out; the baseline stays on a tie", func() {
-		// A quarter of 2m30s: 37.5 s, room for two runs of 16 s.
+		// A quarter of 2m30s: 37.5 s, room for two runs of 14 s.
 		bb := autoBB("small", "2m30s")
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		stage2(bb)
 		Eventually(chunkSize(bb), timeout).ShouldNot(BeNil())
 		cs := chunkSize(bb)()
 		Expect(cs.Candidates).To(HaveLen(2))
-		Expect(cs.Message).To(ContainSubstring("2 runs of 16s each"))
+		Expect(cs.Message).To(ContainSubstring("2 runs of 14s each"))
 		Expect(cs.Message).To(ContainSubstring("the budget leaves out 1Mi, 16Mi"))
 		candidate(bb, 0, "512ki", 300e6, 500e6, "")
 		candidate(bb, 1, "4Mi", 306e6, 498e6, "")
@@ -171,13 +171,13 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 	})
 
 	It("with a budget too small to compare two sizes measures none, says so, and sweeps with layout.chunkSize", func() {
-		// A quarter of 1m: 15 s, less than one run of 16 s.
+		// A quarter of 1m: 15 s, one run of 14 s: nothing to compare it with.
 		bb := autoBB("tiny", "1m")
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		stage2(bb)
 		Eventually(condition(ctx, bb, v1alpha1.ConditionChunkSizeChosen), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonChunkSizeNotTuned))
 		c := condition(ctx, bb, v1alpha1.ConditionChunkSizeChosen)()
-		Expect(c.Message).To(And(ContainSubstring("the budget of 15s allows 0 runs of 16s"), ContainSubstring("layout.chunkSize 512Ki stays"),
+		Expect(c.Message).To(And(ContainSubstring("the budget of 15s allows 1 run of 14s, and one size cannot be compared"), ContainSubstring("layout.chunkSize 512Ki stays"),
 			ContainSubstring("a quarter of validation.timeBudget")))
 		cs := chunkSize(bb)()
 		Expect(cs.Size.String()).To(Equal("512Ki"))
@@ -192,9 +192,8 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		stage2(bb)
 		candidate(bb, 0, "512ki", 300e6, 500e6, "")
-		// The validation clock runs out while the second size is measured (once the first
-		// one's figures are published: a size that ends in the visit the budget runs out is
-		// not measured).
+		// The validation clock runs out while the second size is measured, once the first
+		// one's figures are published.
 		Eventually(func() *int64 {
 			if c := chunkSize(bb)(); c != nil {
 				return c.Candidates[0].WriteBytesPerSecond

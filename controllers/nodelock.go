@@ -628,6 +628,10 @@ func (r *BurstBufferReconciler) runMeasuring(ctx context.Context, s *scope, pod 
 	if !apierrors.IsNotFound(err) {
 		return nodetask.Running, "", nil, err
 	}
+	if s.lastLook {
+		// Past the budget nothing new starts: the step is not done, and validation is cut.
+		return nodetask.Running, "", nil, nil
+	}
 	if err := r.acquireNodeLocks(ctx, s); err != nil || !s.locks.held {
 		return nodetask.Running, "", nil, err
 	}

@@ -103,7 +103,8 @@ func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (c
 	done, err := r.publishSweep(ctx, s, st, an)
 	if err == nil && done {
 		// Published first, as judged now: a budget cut during the second round keeps it.
-		if w, limit := doubtedDeviceLimit(s.bb.Status.Limits.Components, an); limit != nil {
+		// Past the budget there is no second round: the sweep stays judged as it is.
+		if w, limit := doubtedDeviceLimit(s.bb.Status.Limits.Components, an); limit != nil && !s.lastLook {
 			return r.reprobeDevices(ctx, s, w, limit)
 		}
 	}

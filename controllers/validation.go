@@ -31,8 +31,9 @@ import (
 const belowDocumentedShare = 0.9
 
 // reconcileValidationGate decides whether stages 2-4 measure on this visit (s.measuring):
-// not with validation.profile none, not once validated (a burst buffer is not re-validated),
-// not past the time budget (cutShort publishes what was measured). It measures only while
+// not with validation.profile none, not once validated (a burst buffer is not re-validated);
+// past the time budget only to read what ended (s.lastLook), and then cutShort publishes
+// what was measured. It measures only while
 // it holds the measuring locks of all its nodes (nodelock.go); the budget starts when it first
 // holds them, and a burst buffer that holds or queues for a lock renews its place here on
 // every visit. The measuring steps after it skip themselves unless s.measuring.
@@ -66,10 +67,10 @@ func (r *BurstBufferReconciler) reconcileValidationGate(ctx context.Context, s *
 		return ctrl.Result{}, false, nil // a node has too little space: nothing more to measure
 	}
 	if start := bb.Status.ValidationStartTime; start != nil && !r.Now().Before(start.Add(budget(bb))) {
-		if err := r.cutShort(ctx, s); err != nil {
-			return ctrl.Result{}, false, err
-		}
-		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
+		// Over budget: one last look at what ended before validation is cut short. A pod
+		// that ended while nobody read it (the operator was down, or its end and the
+		// budget's came together) holds figures that the cut would otherwise delete.
+		s.lastLook = true
 	}
 	s.measuring = true
 	return ctrl.Result{}, true, nil
@@ -88,6 +89,15 @@ func (r *BurstBufferReconciler) measuring(inner step) step {
 		res, done, err := inner(ctx, s)
 		if err != nil || done {
 			return res, done, err
+		}
+		if s.lastLook {
+			// The budget ran out: what ended is published (the steps above read it), the
+			// rest is stopped, and the visit goes on as if validation were done.
+			s.measuring = false
+			if err := r.cutShort(ctx, s); err != nil {
+				return ctrl.Result{}, false, err
+			}
+			return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 		}
 		return r.waitMeasuring(ctx, s)
 	}
@@ -160,22 +170,49 @@ func budget(bb *v1alpha1.BurstBuffer) time.Duration {
 }
 
 // cutShort ends validation over budget: what was measured stays published, the conditions
-// say the rest was not, and the burst buffer can still become Ready.
+// say the rest was not, and the burst buffer can still become Ready - unless a stage failed:
+// a failure is not replaced (the burst buffer stays Degraded with its reason), and the pods
+// that ended stay too (tidyMeasuringPods keeps the failed ones, which say what went wrong).
 func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
 	bb := s.bb
 	msg := fmt.Sprintf("validation.timeBudget %s ran out: what was measured is published, the rest was not measured", budget(bb))
-	if !conditionIs(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue) {
+	if !conditionIs(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue) && !conditionFailed(bb, v1alpha1.ConditionComponentsMeasured) {
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
 	}
 	if bb.Status.Limits != nil && bb.Status.Limits.Sweep != nil {
 		bb.Status.Limits.Sweep.CutShort = true
 	}
-	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
+	if !conditionFailed(bb, v1alpha1.ConditionValidated) {
+		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
+	}
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{v1alpha1.WarningValidationCutShort: true},
 		[]v1alpha1.Warning{{Reason: v1alpha1.WarningValidationCutShort, Message: msg}})
 	// Probes still running are stopped: their figures would arrive after publication.
-	return r.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(bb.Namespace),
-		client.MatchingLabelsSelector{Selector: probeSelector(bb)})
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
+		return err
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if st, _ := nodetask.StateOf(p); st != nodetask.Running || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// conditionFailed: the stage condition t is False with a reason that makes the burst buffer
+// Degraded or Failed.
+func conditionFailed(bb *v1alpha1.BurstBuffer, t string) bool {
+	c := meta.FindStatusCondition(bb.Status.Conditions, t)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return false
+	}
+	k := v1alpha1.KindOf(c.Reason)
+	return k == v1alpha1.ReasonKindDegraded || k == v1alpha1.ReasonKindTerminal
 }
 
 // stage2 is what stage 2's steps found on this visit, for the steps after them.

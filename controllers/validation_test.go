@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -349,6 +350,33 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(condition(ctx, bb, v1alpha1.ConditionReady)().Reason).To(Equal(v1alpha1.ReasonProbeFailed))
 	})
 
+	It("a failed probe stays Degraded with its reason past the time budget, and its pod stays for debugging", func() {
+		bb := quickBB("failedcut")
+		bb.Spec.Validation.TimeBudget = "3s"
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared("failedcut")
+		finishPod(ctx, ns, "failedcut-probe-dev-1", corev1.PodFailed, failedReport("fio: write: Input/output error"))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseDegraded))
+		// The budget's end stops the probe still running; it used to replace the failure
+		// with CutShort, and the burst buffer went Ready with a broken device.
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort))
+		Eventually(func() bool {
+			var pod corev1.Pod
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "failedcut-probe-dev-0"}, &pod)
+			return apierrors.IsNotFound(err) || pod.DeletionTimestamp != nil
+		}, timeout).Should(BeTrue(), "the running probe is stopped")
+		Consistently(func(g Gomega) {
+			cur := get(ctx, bb)
+			g.Expect(cur.Status.Phase).To(Equal(v1alpha1.PhaseDegraded))
+			c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionComponentsMeasured)
+			g.Expect(c.Reason).To(Equal(v1alpha1.ReasonProbeFailed))
+			g.Expect(c.Message).To(ContainSubstring("Input/output error"))
+			var pod corev1.Pod
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "failedcut-probe-dev-1"}, &pod)).To(Succeed())
+			g.Expect(pod.DeletionTimestamp).To(BeNil(), "the failed probe's pod says what went wrong")
+		}, 3*time.Second).Should(Succeed())
+	})
+
 	It("cuts validation short at the time budget, publishes what was measured and becomes Ready", func() {
 		bb := quickBB("budget")
 		bb.Spec.Validation.TimeBudget = "3s"
@@ -370,6 +398,51 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "budget-sweep-0-0"}, &pod)
 			return apierrors.IsNotFound(err) || pod.DeletionTimestamp != nil
 		}, timeout).Should(BeTrue())
+	})
+
+	It("at the time budget's end reads the sweep points that ended while nobody looked, publishes them and starts nothing new", func() {
+		bb := quickBB("lastlook")
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared("lastlook")
+		finishPod(ctx, ns, "lastlook-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
+		finishPod(ctx, ns, "lastlook-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 300e6, 400e6))
+		finishNetwork(ctx, ns, "lastlook", []string{ns + "-a", ns + "-b"}, 118e6)
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "lastlook-sweep-0-1"}, &corev1.Pod{})
+		}, timeout).Should(Succeed())
+		// The operator is down while the first point ends and the budget (10 minutes) runs
+		// out: the first visit after it comes back finds both. The cut used to delete the
+		// ended pods unread.
+		stopManager()
+		restarted := false
+		DeferCleanup(func() {
+			if !restarted {
+				startManager()
+			}
+		})
+		finishPod(ctx, ns, "lastlook-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 250e6, 300e6))
+		finishPod(ctx, ns, "lastlook-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 240e6, 310e6))
+		Eventually(func() error {
+			cur := get(ctx, bb)
+			past := metav1.NewTime(time.Now().Add(-11 * time.Minute))
+			cur.Status.ValidationStartTime = &past
+			return k8s.Status().Update(ctx, cur)
+		}, timeout).Should(Succeed())
+		startManager()
+		restarted = true
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort))
+		cur := get(ctx, bb)
+		Expect(cur.Status.Phase).To(Equal(v1alpha1.PhaseReady))
+		sw := cur.Status.Limits.Sweep
+		Expect(sw).NotTo(BeNil(), "the ended point is published")
+		Expect(sw.Points).To(Equal(int32(1)))
+		Expect(sw.CutShort).To(BeTrue())
+		Expect(sw.Write.BestBytesPerSecond).To(Equal(int64(490e6)))
+		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningValidationCutShort)))
+		Consistently(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "lastlook-sweep-1-0"}, &corev1.Pod{})
+		}, 2*time.Second).ShouldNot(Succeed(), "past the budget no new point starts")
 	})
 
 	It("reuses a node's recent stage-2 figures for the next burst buffer instead of probing again", func() {
