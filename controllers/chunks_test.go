@@ -200,12 +200,7 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 			}
 			return nil
 		}, timeout).ShouldNot(BeNil())
-		Eventually(func() error {
-			cur := get(ctx, bb)
-			past := metav1.NewTime(time.Now().Add(-3 * time.Minute))
-			cur.Status.ValidationStartTime = &past
-			return k8s.Status().Update(ctx, cur)
-		}, timeout).Should(Succeed())
+		budgetRanOut(ctx, bb, 3*time.Minute)
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort))
 		// The root keeps the baseline and the candidates' directories go.
 		apply := &corev1.Pod{}

@@ -233,3 +233,14 @@ func forgetFiguresOf(ctx context.Context, nodes []string) {
 		}
 	})
 }
+
+// budgetRanOut moves bb's validation start ago into the past: the clock of
+// validation.timeBudget, without waiting for it.
+func budgetRanOut(ctx context.Context, bb *v1alpha1.BurstBuffer, ago time.Duration) {
+	Eventually(func() error {
+		cur := get(ctx, bb)
+		past := metav1.NewTime(time.Now().Add(-ago))
+		cur.Status.ValidationStartTime = &past
+		return k8s.Status().Update(ctx, cur)
+	}, timeout).Should(Succeed())
+}

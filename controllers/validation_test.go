@@ -108,6 +108,15 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		finishPod(ctx, ns, name+"-prep-0", corev1.PodSucceeded, "")
 		finishPod(ctx, ns, name+"-prep-1", corev1.PodSucceeded, "")
 	}
+	// probed creates bb and plays its stage 2: devices of 300/400 MB/s on node a and
+	// writeB/400 MB/s on node b, links of linkBps.
+	probed := func(bb *v1alpha1.BurstBuffer, writeB, linkBps float64) {
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared(bb.Name)
+		finishPod(ctx, ns, bb.Name+"-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
+		finishPod(ctx, ns, bb.Name+"-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", writeB, 400e6))
+		finishNetwork(ctx, ns, bb.Name, []string{ns + "-a", ns + "-b"}, linkBps)
+	}
 	BeforeEach(func() {
 		ctx = context.Background()
 		ns = newNamespace(ctx)
@@ -256,11 +265,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 	onePointProbed := func(name string, writeB float64) *v1alpha1.BurstBuffer {
 		bb := quickBB(name)
 		bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{ProcessesPerNode: []int32{1}}
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		prepared(name)
-		finishPod(ctx, ns, name+"-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
-		finishPod(ctx, ns, name+"-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", writeB, 400e6))
-		finishNetwork(ctx, ns, name, []string{ns + "-a", ns + "-b"}, 118e6)
+		probed(bb, writeB, 118e6)
 		return bb
 	}
 
@@ -327,11 +332,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 
 	It("names the link pair when a link is slower than documented (two nodes cannot tell which end)", func() {
 		bb := quickBB("slowlink")
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		prepared("slowlink")
-		finishPod(ctx, ns, "slowlink-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
-		finishPod(ctx, ns, "slowlink-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 300e6, 400e6))
-		finishNetwork(ctx, ns, "slowlink", []string{ns + "-a", ns + "-b"}, 59e6)
+		probed(bb, 300e6, 59e6)
 		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
 		w := get(ctx, bb).Status.Warnings
 		Expect(w).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningBelowDocumented), HaveField("Component", "network"),
@@ -380,11 +381,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 	It("cuts validation short at the time budget, publishes what was measured and becomes Ready", func() {
 		bb := quickBB("budget")
 		bb.Spec.Validation.TimeBudget = "3s"
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		prepared("budget")
-		finishPod(ctx, ns, "budget-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
-		finishPod(ctx, ns, "budget-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 300e6, 400e6))
-		finishNetwork(ctx, ns, "budget", []string{ns + "-a", ns + "-b"}, 118e6)
+		probed(bb, 300e6, 118e6)
 		// The sweep never finishes: no pod completes. The clock ends it.
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort))
 		cur := get(ctx, bb)
@@ -402,11 +399,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 
 	It("at the time budget's end reads the sweep points that ended while nobody looked, publishes them and starts nothing new", func() {
 		bb := quickBB("lastlook")
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		prepared("lastlook")
-		finishPod(ctx, ns, "lastlook-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
-		finishPod(ctx, ns, "lastlook-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 300e6, 400e6))
-		finishNetwork(ctx, ns, "lastlook", []string{ns + "-a", ns + "-b"}, 118e6)
+		probed(bb, 300e6, 118e6)
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "lastlook-sweep-0-1"}, &corev1.Pod{})
 		}, timeout).Should(Succeed())
@@ -422,12 +415,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		})
 		finishPod(ctx, ns, "lastlook-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 250e6, 300e6))
 		finishPod(ctx, ns, "lastlook-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 240e6, 310e6))
-		Eventually(func() error {
-			cur := get(ctx, bb)
-			past := metav1.NewTime(time.Now().Add(-11 * time.Minute))
-			cur.Status.ValidationStartTime = &past
-			return k8s.Status().Update(ctx, cur)
-		}, timeout).Should(Succeed())
+		budgetRanOut(ctx, bb, 11*time.Minute)
 		startManager()
 		restarted = true
 
