@@ -21,7 +21,8 @@ const keepFailedPods = 5
 // status, so it is clutter - a quick profile left a dozen in the user's namespace. Failed
 // ones stay, the newest keepFailedPods of them, since their logs say what went wrong. Engine
 // pods (services, clients, prepare) and copy pods are not touched: they are not done when
-// measuring is. A burst buffer whose measurement failed (Degraded) keeps all of them.
+// measuring is. A burst buffer whose measurement failed (Degraded) keeps all of them until
+// its time budget ends validation (cutShort); then its failed ones stay as above.
 //
 // The node locks stay held until the deleted pods are gone (loadsNode), so that the next
 // burst buffer does not measure beside their teardown. It returns how many it deleted.
