@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -325,10 +326,11 @@ var _ = Describe("Deletion always finishes or says why not", func() {
 		Expect(k8s.Delete(ctx, bb)).To(Succeed())
 		clean := getPod(ctx, ns, "nopath-clean-0")
 		Eventually(clean, timeout).ShouldNot(BeNil())
+		firstUID := clean().UID
 		// The kubelet's view of a hostPath volume of type Directory that does not exist.
 		Expect(k8s.Create(ctx, &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Name: "nopath-clean-0.mount", Namespace: ns},
-			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "nopath-clean-0", UID: clean().UID, APIVersion: "v1"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "nopath-clean-0", UID: firstUID, APIVersion: "v1"},
 			Type:           corev1.EventTypeWarning, Reason: "FailedMount",
 			Message: `MountVolume.SetUp failed for volume "storage" : hostPath type check failed: /mnt/missing is not a directory`,
 			Source:  corev1.EventSource{Component: "kubelet", Host: ns + "-a"}, LastTimestamp: nowMeta(), FirstTimestamp: nowMeta(), Count: 1,
@@ -336,7 +338,17 @@ var _ = Describe("Deletion always finishes or says why not", func() {
 		Eventually(gone(bb), timeout).Should(BeTrue())
 		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second), "no bound to wait for: the kubelet said why")
 		Eventually(func() []string { return eventReasons(ctx, ns, corev1.EventTypeNormal) }, timeout).Should(ContainElement("NothingToRemove"))
-		Expect(podExists(ctx, ns, "nopath-clean-0")()).To(BeFalse())
+		// Gone. In 2 of 45 runs of this spec alone (and once in CI) a read right after the burst
+		// buffer was gone still found the pod, with no visit after the one that deleted it
+		// (the operator's log); the cause is not known. Eventually tolerates a late view, not a
+		// pod made again by a late visit: that would stay (envtest has no garbage collector)
+		// and show here with another UID.
+		Eventually(func() string {
+			if p := clean(); p != nil {
+				return fmt.Sprintf("uid %s (the first %s), deleting %v", p.UID, firstUID, p.DeletionTimestamp)
+			}
+			return ""
+		}, timeout).Should(BeEmpty())
 	})
 
 	It("names the node and what to do when a clean pod does not start, and hurry leaves the data there and finishes", func() {
