@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -362,6 +363,45 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		Expect(msg).To(ContainSubstring("spec.beegfs.licenseSecret"))
 		Expect(condition(ctx, bb, v1alpha1.ConditionClientsMounted)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired))
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		tearDown(ctx, bb)
+	})
+
+	It("does not start StorageBench past the time budget: stage 2 is cut short with what fio and iperf3 measured", func() {
+		nodes := []string{ns + "-a", ns + "-b"}
+		DeferCleanup(func() {
+			for _, n := range nodes {
+				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+			}
+		})
+		bb := beegfsBB(ns, "sblate", 2)
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		provisionBeeGFS(ctx, bb, 2)
+		finishPod(ctx, ns, "sblate-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 1.02e9, 2.1e9))
+		finishPod(ctx, ns, "sblate-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
+		// The operator is down while the last link ends and the budget runs out: the visit
+		// after it reads the links, and StorageBench, which would start next, does not.
+		restarted := false
+		DeferCleanup(func() {
+			if !restarted {
+				startManager()
+			}
+		})
+		finishNetworkThen(ctx, ns, "sblate", nodes, 1.1e9, stopManager)
+		budgetRanOut(ctx, bb, 11*time.Minute)
+		startManager()
+		restarted = true
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort))
+		cur := get(ctx, bb)
+		Expect(cur.Status.ValidationEndTime).NotTo(BeNil())
+		c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionComponentsMeasured)
+		Expect(c).To(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
+		Expect(c.Message).To(ContainSubstring("BeeGFS StorageBench gave no figures"))
+		Expect(cur.Status.Limits.Components.Write).NotTo(BeNil(), "the devices' and links' figures are published")
+		Expect(cur.Status.Limits.Components.StorageBench.Message).To(ContainSubstring("not started: validation.timeBudget"))
+		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningComponentTestFailed)))
+		Consistently(podExists(ctx, ns, "sblate-storagebench-0"), 2*time.Second).Should(BeFalse(), "past the budget nothing new starts")
 		tearDown(ctx, bb)
 	})
 

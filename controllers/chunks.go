@@ -230,6 +230,10 @@ func (r *BurstBufferReconciler) runChunkCandidates(ctx context.Context, s *scope
 			continue
 		}
 		what := fmt.Sprintf("chunk size %s (%d of %d)", sizing.FormatChunk(size), k+1, len(plan.Sizes))
+		if err != nil && s.lastLook {
+			// Past the budget nothing new starts (runMeasuring's rule for the engine's pods).
+			return results, "not starting " + what + ": validation.timeBudget ran out", nil
+		}
 		out, err := setter.SetChunkSize(ctx, bb, s.nodes, beegfs.ChunkTask{Index: k, Dir: beegfs.ChunkDir(size), Size: size})
 		if err != nil {
 			return nil, "", err
@@ -379,11 +383,10 @@ func (r *BurstBufferReconciler) reconcileChunkSizeVerdict(ctx context.Context, s
 		setChunkCondition(bb, metav1.ConditionUnknown, v1alpha1.ReasonPending,
 			"layout.chunkSizePolicy Auto: the chunk sizes are measured after stage 2, before stage 3")
 	}
-	v := meta.FindStatusCondition(bb.Status.Conditions, v1alpha1.ConditionValidated)
-	if chunkSizeSettled(bb) || v == nil || v.Status != metav1.ConditionTrue {
+	if chunkSizeSettled(bb) || !validationEnded(bb) {
 		return ctrl.Result{}, true, nil
 	}
-	ended := fmt.Sprintf("validation ended (%s: %s) before the chunk-size tuning did", v.Reason, v.Message)
+	ended := fmt.Sprintf("validation ended (%s) before the chunk-size tuning did", validationEndedBy(bb))
 	setter, ok := s.engine.(chunkSetter)
 	var first corev1.Pod
 	err := r.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: nodetask.Name(bb, nodetask.ComponentChunkSet, 0)}, &first)

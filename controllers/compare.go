@@ -342,11 +342,10 @@ func (r *BurstBufferReconciler) reconcileComparisonVerdict(_ context.Context, s 
 		setCompareCondition(bb, metav1.ConditionUnknown, v1alpha1.ReasonPending,
 			"validation.compareWith: the ideal workload runs on the other storage after stage 3")
 	}
-	v := meta.FindStatusCondition(bb.Status.Conditions, v1alpha1.ConditionValidated)
-	if comparisonSettled(bb) || v == nil || v.Status != metav1.ConditionTrue {
+	if comparisonSettled(bb) || !validationEnded(bb) {
 		return ctrl.Result{}, true, nil
 	}
 	setCompareCondition(bb, metav1.ConditionFalse, v1alpha1.ReasonComparisonFailed, fmt.Sprintf(
-		"validation ended (%s: %s) before the comparison ran: nothing was compared; a larger validation.timeBudget leaves time for it", v.Reason, v.Message))
+		"validation ended (%s) before the comparison ran: nothing was compared", validationEndedBy(bb)))
 	return ctrl.Result{}, true, nil
 }

@@ -356,8 +356,7 @@ func (r *BurstBufferReconciler) liveWaiters(ctx context.Context, queue []queueEn
 			}
 			continue
 		}
-		if bb.UID != e.UID || !bb.DeletionTimestamp.IsZero() || bb.Spec.Validation.Profile == v1alpha1.ProfileNone ||
-			conditionIs(&bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) {
+		if bb.UID != e.UID || !bb.DeletionTimestamp.IsZero() || validationEnded(&bb) {
 			continue
 		}
 		out = append(out, e)
@@ -595,7 +594,7 @@ func (r *BurstBufferReconciler) burstBuffersWaitingForLock(ctx context.Context, 
 	var reqs []reconcile.Request
 	for i := range list.Items {
 		bb := &list.Items[i]
-		if conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) || bb.Spec.Validation.Profile == v1alpha1.ProfileNone {
+		if validationEnded(bb) {
 			continue
 		}
 		if slices.ContainsFunc(bb.Status.Nodes, func(n v1alpha1.NodeStatus) bool { return n.Name == node }) {

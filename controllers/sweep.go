@@ -104,8 +104,12 @@ func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (c
 	if err == nil && done {
 		// Published first, as judged now: a budget cut during the second round keeps it.
 		// Past the budget there is no second round: the sweep stays judged as it is.
-		if w, limit := doubtedDeviceLimit(s.bb.Status.Limits.Components, an); limit != nil && !s.lastLook {
-			return r.reprobeDevices(ctx, s, w, limit)
+		if w, limit := doubtedDeviceLimit(s.bb.Status.Limits.Components, an); limit != nil {
+			if !s.lastLook {
+				return r.reprobeDevices(ctx, s, w, limit)
+			}
+			s.sweepSummary += fmt.Sprintf("; the %s figure above the devices' measured limit is not settled by a second device probe: validation.timeBudget %s ran out",
+				w.Operation, budget(s.bb))
 		}
 	}
 	return ctrl.Result{}, done, err

@@ -273,7 +273,7 @@ func (r *BurstBufferReconciler) reconcileTarget(ctx context.Context, s *scope) (
 		}
 		r.publishDecision(bb, d)
 	}
-	if bb.Spec.Target == nil || bb.Status.Target == nil || !conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) {
+	if bb.Spec.Target == nil || bb.Status.Target == nil || !validationEnded(bb) {
 		return ctrl.Result{}, true, nil
 	}
 	if reason := conditionReason(bb, v1alpha1.ConditionTargetMet); reason == v1alpha1.ReasonTargetMet || reason == v1alpha1.ReasonTargetNotMet {

@@ -31,12 +31,12 @@ import (
 const belowDocumentedShare = 0.9
 
 // reconcileValidationGate decides whether stages 2-4 measure on this visit (s.measuring):
-// not with validation.profile none, not once validated (a burst buffer is not re-validated);
-// past the time budget only to read what ended (s.lastLook), and then cutShort publishes
-// what was measured. It measures only while
-// it holds the measuring locks of all its nodes (nodelock.go); the budget starts when it first
-// holds them, and a burst buffer that holds or queues for a lock renews its place here on
-// every visit. The measuring steps after it skip themselves unless s.measuring.
+// not with validation.profile none, not once validation ended (validationEnded: a burst
+// buffer is not re-validated); past the time budget only to read what ended (s.lastLook),
+// and then cutShort publishes what was measured. It measures only while it holds the
+// measuring locks of all its nodes (nodelock.go); the budget starts when it first holds
+// them, and a burst buffer that holds or queues for a lock renews its place here on every
+// visit. The measuring steps after it skip themselves unless s.measuring.
 func (r *BurstBufferReconciler) reconcileValidationGate(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	bb := s.bb
 	if bb.Spec.Validation.Profile == v1alpha1.ProfileNone {
@@ -45,8 +45,8 @@ func (r *BurstBufferReconciler) reconcileValidationGate(ctx context.Context, s *
 		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
 		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 	}
-	if conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue) {
-		// Measured once. The locks go back once the last measuring pod is gone (a budget cut
+	if validationEnded(bb) {
+		// Measured once (or cut short, or a measurement failed). The locks go back once the last measuring pod is gone (a budget cut
 		// deletes them; their end is an event).
 		deleted, err := r.tidyMeasuringPods(ctx, bb)
 		if err != nil || deleted > 0 {
@@ -90,11 +90,22 @@ func (r *BurstBufferReconciler) measuring(inner step) step {
 		if err != nil || done {
 			return res, done, err
 		}
-		if s.lastLook {
-			// The budget ran out: what ended is published (the steps above read it), the
-			// rest is stopped, and the visit goes on as if validation were done.
+		if failed := measurementFailed(s.bb); s.lastLook || failed {
+			// The budget ran out, or a measurement failed and nothing after it can run:
+			// what ended is published (the steps above read it), the rest is stopped, and
+			// the visit goes on as if validation were done.
 			s.measuring = false
-			if err := r.cutShort(ctx, s); err != nil {
+			if failed {
+				if conditionFailed(s.bb, v1alpha1.ConditionComponentsMeasured) {
+					// Stages 3-4 cannot run on what stage 2 did not measure.
+					setCondition(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, conditionReason(s.bb, v1alpha1.ConditionComponentsMeasured),
+						"stages 3 and 4 were not measured: stage 2 failed")
+				}
+				err = r.endValidation(ctx, s)
+			} else {
+				err = r.cutShort(ctx, s)
+			}
+			if err != nil {
 				return ctrl.Result{}, false, err
 			}
 			return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
@@ -134,7 +145,44 @@ func (r *BurstBufferReconciler) reconcileValidationDone(ctx context.Context, s *
 		msg += "; workloads as a share of stage 3: " + workloadSummary(bb.Status.Limits.Workloads)
 	}
 	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
+	if bb.Status.ValidationEndTime == nil {
+		now := metav1.NewTime(r.Now())
+		bb.Status.ValidationEndTime = &now
+	}
 	return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
+}
+
+// validationEnded: stages 2-4 measure nothing more - done, skipped, cut short by the time
+// budget, or ended by a failed measurement (status.validationEndTime). Validated True alone
+// counts too: a burst buffer validated by an operator from before validationEndTime.
+func validationEnded(bb *v1alpha1.BurstBuffer) bool {
+	return bb.Spec.Validation.Profile == v1alpha1.ProfileNone || bb.Status.ValidationEndTime != nil ||
+		conditionIs(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue)
+}
+
+// validationEndedBy says how validation ended, for the verdicts that waited for it: the
+// stage condition that failed, else the Validated condition.
+func validationEndedBy(bb *v1alpha1.BurstBuffer) string {
+	for _, t := range []string{v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated} {
+		if c := meta.FindStatusCondition(bb.Status.Conditions, t); c != nil && (c.Status != metav1.ConditionTrue || t == v1alpha1.ConditionValidated) {
+			return fmt.Sprintf("%s: %s", c.Reason, c.Message)
+		}
+	}
+	return "validation ended"
+}
+
+// measurementFailed: a stage-2, 3 or 4 measurement failed (a Degraded reason on
+// ComponentsMeasured or Validated). Nothing after it can run, so validation ends there
+// rather than at the time budget. A spec the nodes refuse (InsufficientCapacity) is not
+// one: it waits for the spec to change (refusedBySpec).
+func measurementFailed(bb *v1alpha1.BurstBuffer) bool {
+	for _, t := range []string{v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated} {
+		if c := meta.FindStatusCondition(bb.Status.Conditions, t); c != nil && c.Status == metav1.ConditionFalse &&
+			v1alpha1.KindOf(c.Reason) == v1alpha1.ReasonKindDegraded {
+			return true
+		}
+	}
+	return false
 }
 
 // queued says in the status that the burst buffer waits for a node, on the first stage
@@ -179,15 +227,27 @@ func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
 	if !conditionIs(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue) && !conditionFailed(bb, v1alpha1.ConditionComponentsMeasured) {
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
 	}
-	if bb.Status.Limits != nil && bb.Status.Limits.Sweep != nil {
-		bb.Status.Limits.Sweep.CutShort = true
-	}
 	if !conditionFailed(bb, v1alpha1.ConditionValidated) {
 		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
 	}
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{v1alpha1.WarningValidationCutShort: true},
 		[]v1alpha1.Warning{{Reason: v1alpha1.WarningValidationCutShort, Message: msg}})
-	// Probes still running are stopped: their figures would arrive after publication.
+	return r.endValidation(ctx, s)
+}
+
+// endValidation records that stages 2-4 ended before all of them measured (a budget cut or
+// a failed measurement): the sweep, if one started, is marked cut short, and the probes
+// still running are stopped - their figures would arrive after publication. Pods that
+// ended stay for tidyMeasuringPods, which keeps the failed ones.
+func (r *BurstBufferReconciler) endValidation(ctx context.Context, s *scope) error {
+	bb := s.bb
+	if bb.Status.Limits != nil && bb.Status.Limits.Sweep != nil {
+		bb.Status.Limits.Sweep.CutShort = true
+	}
+	if bb.Status.ValidationEndTime == nil {
+		now := metav1.NewTime(r.Now())
+		bb.Status.ValidationEndTime = &now
+	}
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
 		return err

@@ -50,6 +50,12 @@ func transferReport(node string, bps float64) string {
 // finishNetwork plays the kubelet for the ring of iperf3 pairs: each server gets a pod IP,
 // then its client (on the next node) ends with the given rate.
 func finishNetwork(ctx context.Context, ns, name string, nodes []string, bps float64) {
+	finishNetworkThen(ctx, ns, name, nodes, bps, nil)
+}
+
+// finishNetworkThen is finishNetwork with beforeLastEnd called once the last client pod
+// exists, before it ends (to stop the operator, say).
+func finishNetworkThen(ctx context.Context, ns, name string, nodes []string, bps float64, beforeLastEnd func()) {
 	for k := range nodes {
 		srv := &corev1.Pod{}
 		key := client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("%s-probe-nets-%d", name, k)}
@@ -77,6 +83,9 @@ func finishNetwork(ctx context.Context, ns, name string, nodes []string, bps flo
 			g.Expect(pod.Spec.NodeName).To(Equal(nodes[(k+1)%len(nodes)]))
 			g.Expect(pod.Spec.Containers[0].Args).To(ContainElement(ip))
 		}, timeout).Should(Succeed())
+		if k == len(nodes)-1 && beforeLastEnd != nil {
+			beforeLastEnd()
+		}
 		finishPod(ctx, ns, cl, corev1.PodSucceeded, transferReport(nodes[(k+1)%len(nodes)], bps))
 		finishPod(ctx, ns, key.Name, corev1.PodSucceeded, "")
 	}
@@ -291,6 +300,32 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache-probe-dev-0-r3"}, &corev1.Pod{})).NotTo(Succeed(), "no third round")
 	})
 
+	It("past the time budget does not measure the devices again, and says why the figure above their limit stands unsettled", func() {
+		bb := onePointProbed("latecache", 300e6)
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "latecache-sweep-0-1"}, &corev1.Pod{})
+		}, timeout).Should(Succeed())
+		stopManager()
+		restarted := false
+		DeferCleanup(func() {
+			if !restarted {
+				startManager()
+			}
+		})
+		finishPod(ctx, ns, "latecache-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 2e9, 300e6))
+		finishPod(ctx, ns, "latecache-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 2e9, 300e6))
+		budgetRanOut(ctx, bb, 11*time.Minute)
+		startManager()
+		restarted = true
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(And(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated),
+			HaveField("Message", ContainSubstring("not settled by a second device probe: validation.timeBudget 10m0s ran out"))))
+		cur := get(ctx, bb)
+		Expect(cur.Status.Limits.Sweep.Write).To(BeNil(), "flagged, not published")
+		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "latecache-probe-dev-0-r2"}, &corev1.Pod{})).NotTo(Succeed(), "no second round past the budget")
+	})
+
 	It("measures the devices again when the sweep reads above a probe that read low, and judges the sweep against the second round", func() {
 		// Node b's probe shared the node with something else: 240 of its 300 MB/s.
 		bb := onePointProbed("again", 240e6)
@@ -351,31 +386,70 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(condition(ctx, bb, v1alpha1.ConditionReady)().Reason).To(Equal(v1alpha1.ReasonProbeFailed))
 	})
 
-	It("a failed probe stays Degraded with its reason past the time budget, and its pod stays for debugging", func() {
+	It("a failed probe ends validation at once: Degraded with its reason, past the time budget too, and its pod stays for debugging", func() {
 		bb := quickBB("failedcut")
 		bb.Spec.Validation.TimeBudget = "3s"
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		prepared("failedcut")
 		finishPod(ctx, ns, "failedcut-probe-dev-1", corev1.PodFailed, failedReport("fio: write: Input/output error"))
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseDegraded))
-		// The budget's end stops the probe still running; it used to replace the failure
-		// with CutShort, and the burst buffer went Ready with a broken device.
-		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort))
+		// Nothing after a failed probe can run, so validation ends there: the probe still
+		// running is stopped, and stages 3-4 say why they were not measured.
+		Eventually(func() *metav1.Time { return get(ctx, bb).Status.ValidationEndTime }, timeout).ShouldNot(BeNil())
+		Expect(meta.FindStatusCondition(get(ctx, bb).Status.Conditions, v1alpha1.ConditionValidated)).To(
+			And(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbeFailed), HaveField("Message", ContainSubstring("stage 2 failed"))))
 		Eventually(func() bool {
 			var pod corev1.Pod
 			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "failedcut-probe-dev-0"}, &pod)
 			return apierrors.IsNotFound(err) || pod.DeletionTimestamp != nil
 		}, timeout).Should(BeTrue(), "the running probe is stopped")
+		// The budget's end (3 s) changes nothing: it used to replace the failure with
+		// CutShort, and the burst buffer went Ready with a broken device.
 		Consistently(func(g Gomega) {
 			cur := get(ctx, bb)
 			g.Expect(cur.Status.Phase).To(Equal(v1alpha1.PhaseDegraded))
 			c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionComponentsMeasured)
 			g.Expect(c.Reason).To(Equal(v1alpha1.ReasonProbeFailed))
 			g.Expect(c.Message).To(ContainSubstring("Input/output error"))
+			g.Expect(meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionValidated)).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbeFailed))
 			var pod corev1.Pod
 			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "failedcut-probe-dev-1"}, &pod)).To(Succeed())
 			g.Expect(pod.DeletionTimestamp).To(BeNil(), "the failed probe's pod says what went wrong")
-		}, 3*time.Second).Should(Succeed())
+		}, 4*time.Second).Should(Succeed())
+	})
+
+	It("a failed sweep point ends validation: the nodes go to the next burst buffer and the verdicts that waited are given", func() {
+		bb := quickBB("sweepfail")
+		bb.Spec.Validation.CompareWith = &v1alpha1.CompareWithSpec{NodeLocal: &v1alpha1.NodeLocalComparison{Path: "/scratch"}}
+		probed(bb, 300e6, 118e6)
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sweepfail-sweep-0-1"}, &corev1.Pod{})
+		}, timeout).Should(Succeed())
+		// A second burst buffer on the same nodes queues for their measuring locks.
+		next := quickBB("next")
+		Expect(k8s.Create(ctx, next)).To(Succeed())
+		prepared("next")
+		Eventually(func() []string { return queueOf(ctx, ns+"-a") }, timeout).Should(ContainElement(ns + "/next"))
+
+		finishPod(ctx, ns, "sweepfail-sweep-0-1", corev1.PodFailed, failedReport("ior: No space left on device"))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(And(
+			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbeFailed), HaveField("Message", ContainSubstring("No space left on device"))))
+		Eventually(func() *metav1.Time { return get(ctx, bb).Status.ValidationEndTime }, timeout).ShouldNot(BeNil())
+		Expect(get(ctx, bb).Status.Phase).To(Equal(v1alpha1.PhaseDegraded))
+		// The verdict on compareWith used to wait for a Validated True that never came.
+		Eventually(condition(ctx, bb, v1alpha1.ConditionCompared), timeout).Should(And(
+			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonComparisonFailed), HaveField("Message", ContainSubstring("No space left on device"))))
+		// The other point's pod is stopped (envtest has no kubelet: the test removes it as
+		// one would), the failed one stays, and the locks go to the next burst buffer.
+		var running corev1.Pod
+		Eventually(func() *metav1.Time {
+			_ = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sweepfail-sweep-0-0"}, &running)
+			return running.DeletionTimestamp
+		}, timeout).ShouldNot(BeNil())
+		Expect(k8s.Delete(ctx, &running, client.GracePeriodSeconds(0))).To(Succeed())
+		Eventually(holderOf(ctx, ns+"-a"), timeout).Should(Equal(ns + "/next"))
+		Eventually(holderOf(ctx, ns+"-b"), timeout).Should(Equal(ns + "/next"))
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sweepfail-sweep-0-1"}, &corev1.Pod{})).To(Succeed())
 	})
 
 	It("cuts validation short at the time budget, publishes what was measured and becomes Ready", func() {

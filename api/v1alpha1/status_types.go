@@ -122,6 +122,12 @@ type BurstBufferStatus struct {
 	// +optional
 	ValidationStartTime *metav1.Time `json:"validationStartTime,omitempty"`
 
+	// validationEndTime is when stages 2-4 ended: every step measured, the time budget ran
+	// out, or a measurement failed (the ComponentsMeasured and Validated conditions say
+	// which). Nothing is measured after it, and the nodes go to the next burst buffer.
+	// +optional
+	ValidationEndTime *metav1.Time `json:"validationEndTime,omitempty"`
+
 	// readyTime is when the burst buffer first became Ready.
 	// +optional
 	ReadyTime *metav1.Time `json:"readyTime,omitempty"`

@@ -260,6 +260,10 @@ func (in *BurstBufferStatus) DeepCopyInto(out *BurstBufferStatus) {
 		in, out := &in.ValidationStartTime, &out.ValidationStartTime
 		*out = (*in).DeepCopy()
 	}
+	if in.ValidationEndTime != nil {
+		in, out := &in.ValidationEndTime, &out.ValidationEndTime
+		*out = (*in).DeepCopy()
+	}
 	if in.ReadyTime != nil {
 		in, out := &in.ReadyTime, &out.ReadyTime
 		*out = (*in).DeepCopy()
