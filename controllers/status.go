@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -67,12 +68,13 @@ var stageConditions = []string{
 
 // withKind says whether a stage condition is False with a reason of kind k.
 func withKind(bb *v1alpha1.BurstBuffer, k v1alpha1.ReasonKind) bool {
-	for _, t := range stageConditions {
-		if c := meta.FindStatusCondition(bb.Status.Conditions, t); c != nil && c.Status == metav1.ConditionFalse && v1alpha1.KindOf(c.Reason) == k {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(stageConditions, func(t string) bool { return falseWithKind(bb, t, k) })
+}
+
+// falseWithKind says whether condition t is False with a reason of one of the kinds.
+func falseWithKind(bb *v1alpha1.BurstBuffer, t string, kinds ...v1alpha1.ReasonKind) bool {
+	c := meta.FindStatusCondition(bb.Status.Conditions, t)
+	return c != nil && c.Status == metav1.ConditionFalse && slices.Contains(kinds, v1alpha1.KindOf(c.Reason))
 }
 
 // summarise derives Ready, the phase and the printer-column summary from the conditions and

@@ -44,9 +44,8 @@ func grid(bb *v1alpha1.BurstBuffer, nodes int) (ms, ns []int, seconds int) {
 	}
 	switch bb.Spec.Validation.Profile {
 	case v1alpha1.ProfileQuick:
-		// 2 s a phase, as the quick probes (nodetask.probeRuntime).
 		ms, ns = []int{nodes}, []int{1, 4}
-		seconds = min(seconds, 2)
+		seconds = min(seconds, nodetask.QuickRunSeconds)
 	default:
 		for m := 1; m < nodes; m *= 2 {
 			ms = append(ms, m)

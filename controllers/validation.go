@@ -176,13 +176,8 @@ func validationEndedBy(bb *v1alpha1.BurstBuffer) string {
 // rather than at the time budget. A spec the nodes refuse (InsufficientCapacity) is not
 // one: it waits for the spec to change (refusedBySpec).
 func measurementFailed(bb *v1alpha1.BurstBuffer) bool {
-	for _, t := range []string{v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated} {
-		if c := meta.FindStatusCondition(bb.Status.Conditions, t); c != nil && c.Status == metav1.ConditionFalse &&
-			v1alpha1.KindOf(c.Reason) == v1alpha1.ReasonKindDegraded {
-			return true
-		}
-	}
-	return false
+	return falseWithKind(bb, v1alpha1.ConditionComponentsMeasured, v1alpha1.ReasonKindDegraded) ||
+		falseWithKind(bb, v1alpha1.ConditionValidated, v1alpha1.ReasonKindDegraded)
 }
 
 // queued says in the status that the burst buffer waits for a node, on the first stage
@@ -267,12 +262,7 @@ func (r *BurstBufferReconciler) endValidation(ctx context.Context, s *scope) err
 // conditionFailed: the stage condition t is False with a reason that makes the burst buffer
 // Degraded or Failed.
 func conditionFailed(bb *v1alpha1.BurstBuffer, t string) bool {
-	c := meta.FindStatusCondition(bb.Status.Conditions, t)
-	if c == nil || c.Status != metav1.ConditionFalse {
-		return false
-	}
-	k := v1alpha1.KindOf(c.Reason)
-	return k == v1alpha1.ReasonKindDegraded || k == v1alpha1.ReasonKindTerminal
+	return falseWithKind(bb, t, v1alpha1.ReasonKindDegraded, v1alpha1.ReasonKindTerminal)
 }
 
 // stage2 is what stage 2's steps found on this visit, for the steps after them.

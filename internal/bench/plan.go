@@ -122,6 +122,9 @@ func DataPlan(op Operation, o SeqOptions) (FioPlan, error) {
 		{"runtime", strconv.Itoa(int(o.Runtime / time.Second))},
 		{"fallocate", "none"},
 		{"randrepeat", "0"},
+		// The clock of the kernel: fio calibrates its default (the CPU's counter) at every start,
+		// 70 ms of each run of a profile whose runs are 2 s, and bandwidth needs no finer clock.
+		{"clocksource", "clock_gettime"},
 		{"unlink", boolOpt(o.Unlink)},
 	}
 	if op == OpWrite || op == OpRandWrite {

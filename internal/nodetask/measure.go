@@ -36,8 +36,12 @@ func probeRuntime(bb *v1alpha1.BurstBuffer) time.Duration {
 	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
 		return 10 * time.Second
 	}
-	return 2 * time.Second
+	return QuickRunSeconds * time.Second
 }
+
+// QuickRunSeconds is how long each run of the quick profile measures: the device probes,
+// the links and each phase of the sweep's points.
+const QuickRunSeconds = 2
 
 // DeviceProbePod runs fio on the node's burst buffer directory: write, then read, direct
 // I/O, large blocks, several jobs, sized from free space, files removed afterwards. The agent

@@ -362,6 +362,101 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 		AddReportEntry("deletion in every phase", b.String())
 		fmt.Print(b.String())
 	})
+
+	It("ends validation when a measurement fails for real (the sweep's fio killed): Degraded with the cause, and the next burst buffer measures the nodes", Label(faultsLabel), func() {
+		if hw == nil {
+			Skip("kills a process of a testbed node")
+		}
+		ctx := context.Background()
+		quick := func(name string) *v1alpha1.BurstBuffer {
+			return &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace},
+				Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 2},
+					Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick}}}
+		}
+		failing, next := quick("e2e-fiokill"), quick("e2e-afterkill")
+		Expect(k8s.Create(ctx, failing)).To(Succeed())
+		sweepPod := func(name string) func() types.UID {
+			return func() types.UID {
+				var pod corev1.Pod
+				_ = k8s.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, &pod)
+				return pod.UID
+			}
+		}
+		// The second burst buffer comes while the first sweeps, and queues for the nodes.
+		Eventually(sweepPod("e2e-fiokill-sweep-0-0"), 3*time.Minute, 100*time.Millisecond).ShouldNot(BeEmpty())
+		Expect(k8s.Create(ctx, next)).To(Succeed())
+		Eventually(func() string { return conditionReasonOf(cond(ctx, next.Name, v1alpha1.ConditionComponentsMeasured)) },
+			time.Minute, 100*time.Millisecond).Should(Equal(v1alpha1.ReasonQueuedForNode))
+		// The second sweep point's fio on one node, found by its pod's cgroup, is killed
+		// while it runs: a real fault, as a crashing tool or an OOM kill would be.
+		var uid types.UID
+		Eventually(func() types.UID { uid = sweepPod("e2e-fiokill-sweep-1-0")(); return uid }, time.Minute, 20*time.Millisecond).ShouldNot(BeEmpty())
+		var pid int
+		Eventually(func() int { pid = podProcess(uid, "fio"); return pid }, time.Minute, 20*time.Millisecond).Should(BeNumerically(">", 0))
+		Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+		killed := time.Now()
+
+		Eventually(func(g Gomega) {
+			cur := getName(ctx, failing.Name)
+			g.Expect(cur.Status.Phase).To(Equal(v1alpha1.PhaseDegraded))
+			g.Expect(cur.Status.ValidationEndTime).NotTo(BeNil())
+			c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionValidated)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(v1alpha1.ReasonProbeFailed))
+			g.Expect(c.Message).To(ContainSubstring("ideal workload failed on node"))
+		}, time.Minute, 200*time.Millisecond).Should(Succeed())
+		ended := time.Since(killed)
+		c := cond(ctx, failing.Name, v1alpha1.ConditionValidated)
+		// The nodes go to the next one at once, not at the failed one's time budget (10 min).
+		Eventually(func() v1alpha1.Phase { return getName(ctx, next.Name).Status.Phase }, 3*time.Minute, time.Second).Should(Equal(v1alpha1.PhaseReady))
+		nextReady := time.Since(killed)
+		var pods corev1.PodList
+		Expect(k8s.List(ctx, &pods, client.InNamespace(testNamespace), client.MatchingLabels{v1alpha1.LabelBurstBuffer: failing.Name})).To(Succeed())
+		var failed []string
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodFailed {
+				failed = append(failed, p.Name)
+			}
+		}
+		Expect(failed).To(ConsistOf("e2e-fiokill-sweep-1-0"), "the failed run's pod stays for kubectl logs, the rest are tidied")
+		report := fmt.Sprintf("fio killed in the sweep: Degraded after %.1f s (%s: %s); the next burst buffer Ready %.1f s after the kill\n",
+			ended.Seconds(), c.Reason, c.Message, nextReady.Seconds())
+		AddReportEntry("a measurement that failed", report)
+		fmt.Print(report)
+		for _, bb := range []*v1alpha1.BurstBuffer{failing, next} {
+			Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		}
+		expectNothingLeft(ctx, failing.Name, next.Name)
+	})
+}
+
+func conditionReasonOf(c *metav1.Condition) string {
+	if c == nil {
+		return ""
+	}
+	return c.Reason
+}
+
+// podProcess is the pid of a process named comm in the pod with this UID, on this host (the
+// testbed's containers are its processes), from its cgroup path; 0 if there is none.
+func podProcess(uid types.UID, comm string) int {
+	id := string(uid)
+	alt := strings.ReplaceAll(id, "-", "_") // the systemd cgroup driver's spelling
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if c, err := os.ReadFile(filepath.Join("/proc", d.Name(), "comm")); err != nil || strings.TrimSpace(string(c)) != comm {
+			continue
+		}
+		cg, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cgroup"))
+		if err == nil && (strings.Contains(string(cg), id) || strings.Contains(string(cg), alt)) {
+			return pid
+		}
+	}
+	return 0
 }
 
 func getName(ctx context.Context, name string) *v1alpha1.BurstBuffer {
