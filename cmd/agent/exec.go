@@ -51,7 +51,10 @@ func runTool(ctx context.Context, name string, args ...string) ([]byte, error) {
 		return out.Bytes(), ctx.Err()
 	}
 	if err != nil {
-		return out.Bytes(), fmt.Errorf("%s failed: %v: %s", name, err, strings.TrimSpace(errTail.String()))
+		if tail := strings.TrimSpace(errTail.String()); tail != "" {
+			return out.Bytes(), fmt.Errorf("%s failed: %v: %s", name, err, tail)
+		}
+		return out.Bytes(), fmt.Errorf("%s failed: %v", name, err) // killed, say: nothing on stderr
 	}
 	return out.Bytes(), nil
 }

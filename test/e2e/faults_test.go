@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -391,10 +392,15 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 		// while it runs: a real fault, as a crashing tool or an OOM kill would be.
 		var uid types.UID
 		Eventually(func() types.UID { uid = sweepPod("e2e-fiokill-sweep-1-0")(); return uid }, time.Minute, 20*time.Millisecond).ShouldNot(BeEmpty())
-		var pid int
-		Eventually(func() int { pid = podProcess(uid, "fio"); return pid }, time.Minute, 20*time.Millisecond).Should(BeNumerically(">", 0))
-		Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+		// Every process of the pod's measuring fio: fio's own and its jobs' (one killed job
+		// alone leaves fio to report the others), not the agent's `fio --version`.
+		var pids []int
+		Eventually(func() []int { pids = podProcesses(uid, "fio", "--output-format=json"); return pids }, time.Minute, 20*time.Millisecond).ShouldNot(BeEmpty())
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL) // a job may have ended by itself
+		}
 		killed := time.Now()
+		fmt.Fprintf(GinkgoWriter, "killed fio processes %v of pod %s\n", pids, uid)
 
 		Eventually(func(g Gomega) {
 			cur := getName(ctx, failing.Name)
@@ -437,11 +443,13 @@ func conditionReasonOf(c *metav1.Condition) string {
 	return c.Reason
 }
 
-// podProcess is the pid of a process named comm in the pod with this UID, on this host (the
-// testbed's containers are its processes), from its cgroup path; 0 if there is none.
-func podProcess(uid types.UID, comm string) int {
+// podProcesses are the pids of the processes named comm with arg on their command line in
+// the pod with this UID, on this host (the testbed's containers are its processes), from
+// their cgroup paths.
+func podProcesses(uid types.UID, comm, arg string) []int {
 	id := string(uid)
 	alt := strings.ReplaceAll(id, "-", "_") // the systemd cgroup driver's spelling
+	var pids []int
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
@@ -451,12 +459,15 @@ func podProcess(uid types.UID, comm string) int {
 		if c, err := os.ReadFile(filepath.Join("/proc", d.Name(), "comm")); err != nil || strings.TrimSpace(string(c)) != comm {
 			continue
 		}
+		if cl, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline")); err != nil || !slices.Contains(strings.Split(string(cl), "\x00"), arg) {
+			continue
+		}
 		cg, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cgroup"))
 		if err == nil && (strings.Contains(string(cg), id) || strings.Contains(string(cg), alt)) {
-			return pid
+			pids = append(pids, pid)
 		}
 	}
-	return 0
+	return pids
 }
 
 func getName(ctx context.Context, name string) *v1alpha1.BurstBuffer {
