@@ -98,8 +98,11 @@ func (r *BurstBufferReconciler) measuring(inner step) step {
 			if failed {
 				if conditionFailed(s.bb, v1alpha1.ConditionComponentsMeasured) {
 					// Stages 3-4 cannot run on what stage 2 did not measure.
-					setCondition(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, conditionReason(s.bb, v1alpha1.ConditionComponentsMeasured),
-						"stages 3 and 4 were not measured: stage 2 failed")
+					msg := "stages 3 and 4 were not measured: stage 2 failed"
+					if deviceProbeRound(s.bb) > 1 {
+						msg = "the devices' second round failed: the sweep stays judged against the first round's limit"
+					}
+					setCondition(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, conditionReason(s.bb, v1alpha1.ConditionComponentsMeasured), msg)
 				}
 				err = r.endValidation(ctx, s)
 			} else {

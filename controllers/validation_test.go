@@ -300,6 +300,21 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache-probe-dev-0-r3"}, &corev1.Pod{})).NotTo(Succeed(), "no third round")
 	})
 
+	It("ends validation when the devices' second round fails, the sweep published as judged against the first", func() {
+		bb := onePointProbed("r2fail", 300e6)
+		finishPod(ctx, ns, "r2fail-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 2e9, 300e6))
+		finishPod(ctx, ns, "r2fail-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 2e9, 300e6))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring))
+		finishPod(ctx, ns, "r2fail-probe-dev-0-r2", corev1.PodFailed, failedReport("fio: read: Input/output error"))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(And(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbeFailed),
+			HaveField("Message", ContainSubstring("second round failed"))))
+		cur := get(ctx, bb)
+		Expect(cur.Status.Phase).To(Equal(v1alpha1.PhaseDegraded))
+		Expect(cur.Status.ValidationEndTime).NotTo(BeNil())
+		Expect(cur.Status.Limits.Sweep.Points).To(Equal(int32(1)))
+		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
+	})
+
 	It("past the time budget does not measure the devices again, and says why the figure above their limit stands unsettled", func() {
 		bb := onePointProbed("latecache", 300e6)
 		Eventually(func() error {
