@@ -345,7 +345,10 @@ func (r *BurstBufferReconciler) reconcileComparisonVerdict(_ context.Context, s 
 	if comparisonSettled(bb) || !validationEnded(bb) {
 		return ctrl.Result{}, true, nil
 	}
-	setCompareCondition(bb, metav1.ConditionFalse, v1alpha1.ReasonComparisonFailed, fmt.Sprintf(
-		"validation ended (%s) before the comparison ran: nothing was compared", validationEndedBy(bb)))
+	msg := fmt.Sprintf("validation ended (%s) before the comparison ran: nothing was compared", validationEndedBy(bb))
+	if conditionReason(bb, v1alpha1.ConditionValidated) == v1alpha1.ReasonCutShort {
+		msg += "; a larger validation.timeBudget leaves time for it"
+	}
+	setCompareCondition(bb, metav1.ConditionFalse, v1alpha1.ReasonComparisonFailed, msg)
 	return ctrl.Result{}, true, nil
 }

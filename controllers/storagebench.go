@@ -23,6 +23,9 @@ type storageBencher interface {
 type storageBenchRun struct {
 	plan    beegfs.StorageBenchPlan
 	outcome beegfs.StorageBenchOutcome
+	// notStarted: the time budget ran out before it (outcome.Failure says so); not a
+	// failed component test.
+	notStarted bool
 }
 
 // runStorageBench runs the engine's StorageBench once the device probes are done: both
@@ -58,7 +61,7 @@ func (r *BurstBufferReconciler) runStorageBench(ctx context.Context, s *scope, f
 		if s.lastLook {
 			// Past the budget nothing new starts (runMeasuring's rule for the engine's pods);
 			// stage 2 is published with fio's and iperf3's figures, which ended in time.
-			return &storageBenchRun{plan: plan, outcome: beegfs.StorageBenchOutcome{Done: true,
+			return &storageBenchRun{plan: plan, notStarted: true, outcome: beegfs.StorageBenchOutcome{Done: true,
 				Failure: fmt.Sprintf("not started: validation.timeBudget %s ran out before it", budget(s.bb))}}, true, nil
 		}
 		if err := r.acquireNodeLocks(ctx, s); err != nil || !s.locks.held {
@@ -102,8 +105,8 @@ func (r *BurstBufferReconciler) storageBenchSummary(run *storageBenchRun) (*v1al
 		return nil, nil
 	}
 	sum := run.outcome.Summary(run.plan, r.Now())
-	if run.outcome.Failure == "" {
-		return sum, nil
+	if run.outcome.Failure == "" || run.notStarted {
+		return sum, nil // not started: the ValidationCutShort warning says why
 	}
 	return sum, []v1alpha1.Warning{{
 		Reason: v1alpha1.WarningComponentTestFailed, Component: "storagebench",

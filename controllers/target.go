@@ -279,6 +279,13 @@ func (r *BurstBufferReconciler) reconcileTarget(ctx context.Context, s *scope) (
 	if reason := conditionReason(bb, v1alpha1.ConditionTargetMet); reason == v1alpha1.ReasonTargetMet || reason == v1alpha1.ReasonTargetNotMet {
 		return ctrl.Result{}, true, nil // judged once; the figures do not change after stage 3
 	}
+	if measurementFailed(bb) {
+		// The sweep did not end, or its limit is in doubt: its points would judge the
+		// target on less than it was to be judged on.
+		setTargetCondition(bb, metav1.ConditionUnknown, v1alpha1.ReasonTargetUnknown, fmt.Sprintf(
+			"a measurement failed (%s): the target is not judged", validationEndedBy(bb)))
+		return ctrl.Result{}, true, nil
+	}
 	l := bb.Status.Limits
 	if l == nil || l.Sweep == nil || l.Sweep.ConfigMapName == "" {
 		return ctrl.Result{}, true, nil

@@ -160,6 +160,29 @@ var _ = Describe("spec.target: sizing from what the job needs", func() {
 		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseReady), "a missed target does not fail the burst buffer")
 	})
 
+	It("does not judge the target on a sweep that a failed run ended, and says why", func() {
+		bb := targetBB("broken", "250M")
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Eventually(condition(ctx, bb, v1alpha1.ConditionTargetMet), timeout).Should(haveStatus(metav1.ConditionUnknown, v1alpha1.ReasonTargetPredicted))
+		cur := get(ctx, bb)
+		chosen := []string{cur.Status.Nodes[0].Name, cur.Status.Nodes[1].Name}
+		finishPod(ctx, ns, "broken-prep-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "broken-prep-1", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "broken-probe-dev-0", corev1.PodSucceeded, deviceReport(chosen[0], 151e6, 301e6))
+		finishPod(ctx, ns, "broken-probe-dev-1", corev1.PodSucceeded, deviceReport(chosen[1], 150e6, 300e6))
+		finishNetwork(ctx, ns, "broken", chosen, 1e9)
+		// The first point (1 process per node) falls short of 250 MB/s; the second fails.
+		finishPod(ctx, ns, "broken-sweep-0-0", corev1.PodSucceeded, idealReport(chosen[0], 1, 90e6, 250e6))
+		finishPod(ctx, ns, "broken-sweep-0-1", corev1.PodSucceeded, idealReport(chosen[1], 1, 90e6, 250e6))
+		finishPod(ctx, ns, "broken-sweep-1-0", corev1.PodFailed, failedReport("fio: write: Input/output error"))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionTargetMet), timeout).Should(And(haveStatus(metav1.ConditionUnknown, v1alpha1.ReasonTargetUnknown),
+			HaveField("Message", ContainSubstring("Input/output error"))))
+		Consistently(condition(ctx, bb, v1alpha1.ConditionTargetMet), 2*time.Second).ShouldNot(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonTargetNotMet),
+			"180 MB/s from the one point that ran is not a verdict")
+		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseDegraded))
+	})
+
 	It("says a target no count of the candidates can meet is unreachable, how many more nodes would do, and carries on", func() {
 		bb := targetBB("far", "1G")
 		Expect(k8s.Create(ctx, bb)).To(Succeed())

@@ -17,12 +17,11 @@ import (
 const keepFailedPods = 5
 
 // tidyMeasuringPods deletes the measuring pods (measuringComponents, nodelock.go) of a burst
-// buffer whose measurement is over (Validated True): a succeeded pod's result is in the
-// status, so it is clutter - a quick profile left a dozen in the user's namespace. Failed
-// ones stay, the newest keepFailedPods of them, since their logs say what went wrong. Engine
-// pods (services, clients, prepare) and copy pods are not touched: they are not done when
-// measuring is. A burst buffer whose measurement failed (Degraded) keeps all of them until
-// its time budget ends validation (cutShort); then its failed ones stay as above.
+// buffer whose measurement is over (validationEnded: measured, cut short, or a measurement
+// failed): a succeeded pod's result is in the status, so it is clutter - a quick profile left
+// a dozen in the user's namespace. Failed ones stay, the newest keepFailedPods of them, since
+// their logs say what went wrong. Engine pods (services, clients, prepare) and copy pods are
+// not touched: they are not done when measuring is.
 //
 // The node locks stay held until the deleted pods are gone (loadsNode), so that the next
 // burst buffer does not measure beside their teardown. It returns how many it deleted.

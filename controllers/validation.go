@@ -96,11 +96,11 @@ func (r *BurstBufferReconciler) measuring(inner step) step {
 			// the visit goes on as if validation were done.
 			s.measuring = false
 			if failed {
-				if conditionFailed(s.bb, v1alpha1.ConditionComponentsMeasured) {
+				if c := meta.FindStatusCondition(s.bb.Status.Conditions, v1alpha1.ConditionComponentsMeasured); c != nil && conditionFailed(s.bb, c.Type) {
 					// Stages 3-4 cannot run on what stage 2 did not measure.
-					msg := "stages 3 and 4 were not measured: stage 2 failed"
+					msg := "stages 3 and 4 were not measured: stage 2 failed (" + c.Message + ")"
 					if deviceProbeRound(s.bb) > 1 {
-						msg = "the devices' second round failed: the sweep stays judged against the first round's limit"
+						msg = "the devices' second round failed (" + c.Message + "): the sweep stays judged against the first round's limit"
 					}
 					setCondition(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, conditionReason(s.bb, v1alpha1.ConditionComponentsMeasured), msg)
 				}
@@ -222,6 +222,9 @@ func budget(bb *v1alpha1.BurstBuffer) time.Duration {
 func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
 	bb := s.bb
 	msg := fmt.Sprintf("validation.timeBudget %s ran out: what was measured is published, the rest was not measured", budget(bb))
+	if s.sweepSummary != "" {
+		msg += "; " + s.sweepSummary
+	}
 	if !conditionIs(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue) && !conditionFailed(bb, v1alpha1.ConditionComponentsMeasured) {
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
 	}
@@ -230,18 +233,17 @@ func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
 	}
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{v1alpha1.WarningValidationCutShort: true},
 		[]v1alpha1.Warning{{Reason: v1alpha1.WarningValidationCutShort, Message: msg}})
+	if bb.Status.Limits != nil && bb.Status.Limits.Sweep != nil {
+		bb.Status.Limits.Sweep.CutShort = true
+	}
 	return r.endValidation(ctx, s)
 }
 
 // endValidation records that stages 2-4 ended before all of them measured (a budget cut or
-// a failed measurement): the sweep, if one started, is marked cut short, and the probes
-// still running are stopped - their figures would arrive after publication. Pods that
-// ended stay for tidyMeasuringPods, which keeps the failed ones.
+// a failed measurement), and stops the probes still running: their figures would arrive
+// after publication. Pods that ended stay for tidyMeasuringPods, which keeps the failed ones.
 func (r *BurstBufferReconciler) endValidation(ctx context.Context, s *scope) error {
 	bb := s.bb
-	if bb.Status.Limits != nil && bb.Status.Limits.Sweep != nil {
-		bb.Status.Limits.Sweep.CutShort = true
-	}
 	if bb.Status.ValidationEndTime == nil {
 		now := metav1.NewTime(r.Now())
 		bb.Status.ValidationEndTime = &now
@@ -436,7 +438,9 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(_ context.Context, s *s
 	}
 	reason, msg := v1alpha1.ReasonMeasured, fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured", len(s.nodes), len(run.pairs))
 	if run.sb != nil {
-		if run.sb.outcome.Failure != "" {
+		if run.sb.notStarted {
+			msg += "; BeeGFS StorageBench " + run.sb.outcome.Failure
+		} else if run.sb.outcome.Failure != "" {
 			msg += "; BeeGFS StorageBench gave no figures (see warnings)"
 		} else {
 			msg += fmt.Sprintf("; BeeGFS StorageBench on %d storage target(s)", len(run.sb.outcome.Result.Targets))
