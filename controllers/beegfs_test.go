@@ -92,6 +92,29 @@ func passModuleCheck(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes int) {
 
 // provisionBeeGFS plays the kubelet through provisioning: module check, services Ready, the
 // readiness and striping tasks succeed, clients mounted.
+// quickBeeGFS creates a beegfs burst buffer with the quick profile on the nodes ns-a and
+// ns-b and provisions it; the nodes' figure cache goes when the spec ends.
+func quickBeeGFS(ctx context.Context, ns, name string) (*v1alpha1.BurstBuffer, []string) {
+	nodes := []string{ns + "-a", ns + "-b"}
+	DeferCleanup(func() {
+		for _, n := range nodes {
+			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+		}
+	})
+	bb := beegfsBB(ns, name, 2)
+	bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+	Expect(k8s.Create(ctx, bb)).To(Succeed())
+	provisionBeeGFS(ctx, bb, 2)
+	return bb, nodes
+}
+
+// probeBeeGFSDevices ends name's device probes with their documented figures (1.02 / 2.1
+// and 0.98 / 2.0 GB/s).
+func probeBeeGFSDevices(ctx context.Context, ns, name string, nodes []string) {
+	finishPod(ctx, ns, name+"-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 1.02e9, 2.1e9))
+	finishPod(ctx, ns, name+"-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
+}
+
 func provisionBeeGFS(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes int) {
 	passModuleCheck(ctx, bb, nodes)
 	runPod(ctx, bb.Namespace, bb.Name+"-mgmtd-0")
@@ -367,18 +390,8 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 	})
 
 	It("does not start StorageBench past the time budget: stage 2 is cut short with what fio and iperf3 measured", func() {
-		nodes := []string{ns + "-a", ns + "-b"}
-		DeferCleanup(func() {
-			for _, n := range nodes {
-				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
-			}
-		})
-		bb := beegfsBB(ns, "sblate", 2)
-		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		provisionBeeGFS(ctx, bb, 2)
-		finishPod(ctx, ns, "sblate-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 1.02e9, 2.1e9))
-		finishPod(ctx, ns, "sblate-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
+		bb, nodes := quickBeeGFS(ctx, ns, "sblate")
+		probeBeeGFSDevices(ctx, ns, "sblate", nodes)
 		// The operator is down while the last link ends and the budget runs out: the visit
 		// after it reads the links, and StorageBench, which would start next, does not.
 		restarted := false
@@ -407,16 +420,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 	})
 
 	It("adds BeeGFS StorageBench figures to stage 2 once the device probes are done", func() {
-		nodes := []string{ns + "-a", ns + "-b"}
-		DeferCleanup(func() {
-			for _, n := range nodes {
-				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
-			}
-		})
-		bb := beegfsBB(ns, "sb", 2)
-		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		provisionBeeGFS(ctx, bb, 2)
+		bb, nodes := quickBeeGFS(ctx, ns, "sb")
 
 		// Stage 2: fio on each node's storage path and iperf3 between the nodes, as for local.
 		// One measurement per node at a time: the links after the devices, StorageBench (which
@@ -494,18 +498,8 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 	})
 
 	It("goes on with fio's figures and a warning when StorageBench fails", func() {
-		nodes := []string{ns + "-a", ns + "-b"}
-		DeferCleanup(func() {
-			for _, n := range nodes {
-				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
-			}
-		})
-		bb := beegfsBB(ns, "sbfail", 2)
-		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		provisionBeeGFS(ctx, bb, 2)
-		finishPod(ctx, ns, "sbfail-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 1.02e9, 2.1e9))
-		finishPod(ctx, ns, "sbfail-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
+		bb, nodes := quickBeeGFS(ctx, ns, "sbfail")
+		probeBeeGFSDevices(ctx, ns, "sbfail", nodes)
 		finishNetwork(ctx, ns, "sbfail", nodes, 1.1e9)
 		// A storage node's I/O error: the CLI exits 0, its status table says it.
 		finishPod(ctx, ns, "sbfail-storagebench-0", corev1.PodSucceeded, strings.Join([]string{

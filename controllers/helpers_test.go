@@ -244,3 +244,18 @@ func budgetRanOut(ctx context.Context, bb *v1alpha1.BurstBuffer, ago time.Durati
 		return k8s.Status().Update(ctx, cur)
 	}, timeout).Should(Succeed())
 }
+
+// whileManagerDown runs fn with the operator stopped (what happens while it is down is what
+// its first visit after the restart finds), then starts it again - also when fn fails.
+func whileManagerDown(fn func()) {
+	stopManager()
+	restarted := false
+	DeferCleanup(func() {
+		if !restarted {
+			startManager()
+		}
+	})
+	fn()
+	startManager()
+	restarted = true
+}

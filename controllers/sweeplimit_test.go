@@ -30,20 +30,10 @@ var _ = Describe("Stage 3 against the published stage-2 limit", func() {
 	})
 
 	It("computes efficiency and ExceedsLimit from the stage-2 limit with the measured links", func() {
-		nodes := []string{ns + "-a", ns + "-b"}
-		DeferCleanup(func() {
-			for _, n := range nodes {
-				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
-			}
-		})
-		bb := beegfsBB(ns, "sl", 2)
-		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		provisionBeeGFS(ctx, bb, 2)
+		bb, nodes := quickBeeGFS(ctx, ns, "sl")
 
 		// Stage 2: the devices as documented, the links at 0.3 GB/s, a quarter of theirs.
-		finishPod(ctx, ns, "sl-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 1.02e9, 2.1e9))
-		finishPod(ctx, ns, "sl-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
+		probeBeeGFSDevices(ctx, ns, "sl", nodes)
 		finishNetwork(ctx, ns, "sl", nodes, 0.3e9)
 		finishPod(ctx, ns, "sl-storagebench-0", corev1.PodSucceeded, strings.Join([]string{
 			"== write (exit 0) ==",
@@ -118,8 +108,7 @@ var _ = Describe("Stage 3 against the published stage-2 limit", func() {
 		provisionBeeGFS(ctx, bb, 2)
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseMeasuring), "not Degraded: nothing is wrong with the spec")
 
-		finishPod(ctx, ns, "nolink-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 1.02e9, 2.1e9))
-		finishPod(ctx, ns, "nolink-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
+		probeBeeGFSDevices(ctx, ns, "nolink", nodes)
 		finishNetwork(ctx, ns, "nolink", nodes, 0.3e9)
 		finishPod(ctx, ns, "nolink-storagebench-0", corev1.PodFailed, "")
 		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))

@@ -34,6 +34,23 @@ var _ = Describe("spec.target: sizing from what the job needs", func() {
 		bb.Spec.Target = &v1alpha1.TargetSpec{WriteBytesPerSecond: &q, MarginPercent: 10}
 		return bb
 	}
+	// probedFor250M creates a quick burst buffer with a 250 MB/s write target, waits for its
+	// prediction and plays its stage 2 on the two nodes chosen: devices of w0 and w1 MB/s
+	// write (300 read), links of 1 GB/s.
+	probedFor250M := func(name string, w0, w1 float64) (*v1alpha1.BurstBuffer, []string) {
+		bb := targetBB(name, "250M")
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Eventually(condition(ctx, bb, v1alpha1.ConditionTargetMet), timeout).Should(haveStatus(metav1.ConditionUnknown, v1alpha1.ReasonTargetPredicted))
+		cur := get(ctx, bb)
+		chosen := []string{cur.Status.Nodes[0].Name, cur.Status.Nodes[1].Name}
+		finishPod(ctx, ns, name+"-prep-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, name+"-prep-1", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, name+"-probe-dev-0", corev1.PodSucceeded, deviceReport(chosen[0], w0, 300e6))
+		finishPod(ctx, ns, name+"-probe-dev-1", corev1.PodSucceeded, deviceReport(chosen[1], w1, 300e6))
+		finishNetwork(ctx, ns, name, chosen, 1e9)
+		return bb, chosen
+	}
 	// cache writes a node's stage-2 figures as a probe that had the node to itself would have.
 	cache := func(node string, write int64, at time.Time) {
 		cm, err := nodecache.ConfigMap("default", nodecache.Figures{Node: node, StoragePath: "/mnt/nvme", MeasuredTime: at,
@@ -131,18 +148,8 @@ var _ = Describe("spec.target: sizing from what the job needs", func() {
 	})
 
 	It("after a sweep that falls short, reports the target not met with the bottleneck", func() {
-		bb := targetBB("short", "250M")
-		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		Eventually(condition(ctx, bb, v1alpha1.ConditionTargetMet), timeout).Should(haveStatus(metav1.ConditionUnknown, v1alpha1.ReasonTargetPredicted))
-		cur := get(ctx, bb)
-		chosen := []string{cur.Status.Nodes[0].Name, cur.Status.Nodes[1].Name}
-		finishPod(ctx, ns, "short-prep-0", corev1.PodSucceeded, "")
-		finishPod(ctx, ns, "short-prep-1", corev1.PodSucceeded, "")
 		// The devices measure less than documented: 110 MB/s each.
-		finishPod(ctx, ns, "short-probe-dev-0", corev1.PodSucceeded, deviceReport(chosen[0], 110e6, 300e6))
-		finishPod(ctx, ns, "short-probe-dev-1", corev1.PodSucceeded, deviceReport(chosen[1], 110e6, 300e6))
-		finishNetwork(ctx, ns, "short", chosen, 1e9)
+		bb, chosen := probedFor250M("short", 110e6, 110e6)
 		finishPod(ctx, ns, "short-sweep-0-0", corev1.PodSucceeded, idealReport(chosen[0], 1, 90e6, 250e6))
 		finishPod(ctx, ns, "short-sweep-0-1", corev1.PodSucceeded, idealReport(chosen[1], 1, 90e6, 250e6))
 		finishPod(ctx, ns, "short-sweep-1-0", corev1.PodSucceeded, idealReport(chosen[0], 4, 108e6, 299e6))
@@ -161,17 +168,7 @@ var _ = Describe("spec.target: sizing from what the job needs", func() {
 	})
 
 	It("does not judge the target on a sweep that a failed run ended, and says why", func() {
-		bb := targetBB("broken", "250M")
-		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		Eventually(condition(ctx, bb, v1alpha1.ConditionTargetMet), timeout).Should(haveStatus(metav1.ConditionUnknown, v1alpha1.ReasonTargetPredicted))
-		cur := get(ctx, bb)
-		chosen := []string{cur.Status.Nodes[0].Name, cur.Status.Nodes[1].Name}
-		finishPod(ctx, ns, "broken-prep-0", corev1.PodSucceeded, "")
-		finishPod(ctx, ns, "broken-prep-1", corev1.PodSucceeded, "")
-		finishPod(ctx, ns, "broken-probe-dev-0", corev1.PodSucceeded, deviceReport(chosen[0], 151e6, 301e6))
-		finishPod(ctx, ns, "broken-probe-dev-1", corev1.PodSucceeded, deviceReport(chosen[1], 150e6, 300e6))
-		finishNetwork(ctx, ns, "broken", chosen, 1e9)
+		bb, chosen := probedFor250M("broken", 151e6, 150e6)
 		// The first point (1 process per node) falls short of 250 MB/s; the second fails.
 		finishPod(ctx, ns, "broken-sweep-0-0", corev1.PodSucceeded, idealReport(chosen[0], 1, 90e6, 250e6))
 		finishPod(ctx, ns, "broken-sweep-0-1", corev1.PodSucceeded, idealReport(chosen[1], 1, 90e6, 250e6))

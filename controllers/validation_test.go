@@ -320,18 +320,11 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "latecache-sweep-0-1"}, &corev1.Pod{})
 		}, timeout).Should(Succeed())
-		stopManager()
-		restarted := false
-		DeferCleanup(func() {
-			if !restarted {
-				startManager()
-			}
+		whileManagerDown(func() {
+			finishPod(ctx, ns, "latecache-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 2e9, 300e6))
+			finishPod(ctx, ns, "latecache-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 2e9, 300e6))
+			budgetRanOut(ctx, bb, 11*time.Minute)
 		})
-		finishPod(ctx, ns, "latecache-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 2e9, 300e6))
-		finishPod(ctx, ns, "latecache-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 2e9, 300e6))
-		budgetRanOut(ctx, bb, 11*time.Minute)
-		startManager()
-		restarted = true
 
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(And(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated),
 			HaveField("Message", ContainSubstring("not settled by a second device probe: validation.timeBudget 10m0s ran out"))))
@@ -495,18 +488,11 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		// The operator is down while the first point ends and the budget (10 minutes) runs
 		// out: the first visit after it comes back finds both. The cut used to delete the
 		// ended pods unread.
-		stopManager()
-		restarted := false
-		DeferCleanup(func() {
-			if !restarted {
-				startManager()
-			}
+		whileManagerDown(func() {
+			finishPod(ctx, ns, "lastlook-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 250e6, 300e6))
+			finishPod(ctx, ns, "lastlook-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 240e6, 310e6))
+			budgetRanOut(ctx, bb, 11*time.Minute)
 		})
-		finishPod(ctx, ns, "lastlook-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 250e6, 300e6))
-		finishPod(ctx, ns, "lastlook-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 240e6, 310e6))
-		budgetRanOut(ctx, bb, 11*time.Minute)
-		startManager()
-		restarted = true
 
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort))
 		cur := get(ctx, bb)
