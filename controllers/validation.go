@@ -46,8 +46,9 @@ func (r *BurstBufferReconciler) reconcileValidationGate(ctx context.Context, s *
 		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 	}
 	if validationEnded(bb) {
-		// Measured once (or cut short, or a measurement failed). The locks go back once the last measuring pod is gone (a budget cut
-		// deletes them; their end is an event).
+		// Measured once (or cut short, or a measurement failed). The locks go back once
+		// the last measuring pod is gone (the end deletes those still running; their end
+		// is an event).
 		deleted, err := r.tidyMeasuringPods(ctx, bb)
 		if err != nil || deleted > 0 {
 			// The cache does not show the deletions yet; their events bring the visit that
