@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -127,6 +128,20 @@ var _ = Describe("validation.compareWith: is it worth it", func() {
 		Expect(c.Message).To(And(ContainSubstring("about as fast as the node-local disk /scratch for large sequential writes"),
 			ContainSubstring("2.6x faster than the node-local disk /scratch for large sequential reads")))
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+	})
+
+	It("when the budget ends validation during the comparison, keeps the sweep whole (not cut short) and says a larger budget leaves time", func() {
+		bb := compareBB("late", v1alpha1.CompareWithSpec{NodeLocal: &v1alpha1.NodeLocalComparison{Path: "/scratch"}})
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		measure("late")
+		Eventually(podExists(ctx, ns, "late-compare-0-0"), timeout).Should(BeTrue())
+		budgetRanOut(ctx, bb, 11*time.Minute)
+		Eventually(condition(ctx, bb, v1alpha1.ConditionCompared), timeout).Should(And(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonComparisonFailed),
+			HaveField("Message", ContainSubstring("a larger validation.timeBudget leaves time for it"))))
+		cur := get(ctx, bb)
+		Expect(meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionValidated)).To(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort))
+		Expect(cur.Status.Limits.Sweep.Points).To(Equal(int32(2)))
+		Expect(cur.Status.Limits.Sweep.CutShort).To(BeFalse(), "both points were measured")
 	})
 
 	It("with a claim that does not exist says so at once, compares nothing, and becomes Ready", func() {

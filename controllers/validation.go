@@ -234,8 +234,12 @@ func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
 	}
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{v1alpha1.WarningValidationCutShort: true},
 		[]v1alpha1.Warning{{Reason: v1alpha1.WarningValidationCutShort, Message: msg}})
-	if bb.Status.Limits != nil && bb.Status.Limits.Sweep != nil {
-		bb.Status.Limits.Sweep.CutShort = true
+	if l := bb.Status.Limits; l != nil && l.Sweep != nil {
+		sw := l.Sweep
+		// Cut short only if points were left: a budget that ran out during the workload
+		// benchmarks or the comparison left the sweep whole.
+		points, _ := planSweep(bb, len(s.nodes))
+		sw.CutShort = int(sw.Points) < len(points)
 	}
 	return r.endValidation(ctx, s)
 }
