@@ -149,11 +149,16 @@ func (r *BurstBufferReconciler) reconcileValidationDone(ctx context.Context, s *
 		msg += "; workloads as a share of stage 3: " + workloadSummary(bb.Status.Limits.Workloads)
 	}
 	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
+	r.recordValidationEnd(bb)
+	return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
+}
+
+// recordValidationEnd sets status.validationEndTime, once.
+func (r *BurstBufferReconciler) recordValidationEnd(bb *v1alpha1.BurstBuffer) {
 	if bb.Status.ValidationEndTime == nil {
 		now := metav1.NewTime(r.Now())
 		bb.Status.ValidationEndTime = &now
 	}
-	return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 }
 
 // validationEnded: stages 2-4 measure nothing more - done, skipped, cut short by the time
@@ -249,10 +254,7 @@ func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
 // after publication. Pods that ended stay for tidyMeasuringPods, which keeps the failed ones.
 func (r *BurstBufferReconciler) endValidation(ctx context.Context, s *scope) error {
 	bb := s.bb
-	if bb.Status.ValidationEndTime == nil {
-		now := metav1.NewTime(r.Now())
-		bb.Status.ValidationEndTime = &now
-	}
+	r.recordValidationEnd(bb)
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
 		return err

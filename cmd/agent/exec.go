@@ -168,8 +168,8 @@ func detectTools(ctx context.Context) bench.Tools {
 		}
 		return line
 	}
-	// At once: every run waits for this before it measures, and fio alone takes 0.1 s to
-	// say its version.
+	// At once: every run waits for this before it measures, so it costs the slowest tool's
+	// start, not the sum of four.
 	var t bench.Tools
 	var wg sync.WaitGroup
 	for _, v := range []struct {
