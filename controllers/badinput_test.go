@@ -184,6 +184,9 @@ var _ = Describe("Bad input", func() {
 				finishPod(ctx, ns, name+"-prep-0", corev1.PodSucceeded, "")
 				// The device probe saw 4 GiB free (deviceReport's FreeBytes).
 				finishPod(ctx, ns, name+"-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
+				// The sweep, chained after it (quick profile), is stopped: it must not measure
+				// a spec the nodes refuse.
+				stopped(ctx, ns, name, name+"-sweep-0-0")
 			},
 		}),
 

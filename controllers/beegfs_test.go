@@ -74,6 +74,39 @@ func forceGone(ctx context.Context, ns, name string) {
 	Eventually(podExists(ctx, ns, name), timeout).Should(BeFalse())
 }
 
+// stopped plays the kubelet for a burst buffer's pods the operator deleted: once the pods
+// named have their deletion mark, every marked pod of the burst buffer goes (the quick
+// profile's chained runs that were still waiting among them).
+func stopped(ctx context.Context, ns, bb string, names ...string) {
+	for _, n := range names {
+		Eventually(deleting(ctx, ns, n), timeout).Should(BeTrue(), "%s is stopped", n)
+	}
+	var pods corev1.PodList
+	Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelBurstBuffer: bb})).To(Succeed())
+	for _, p := range pods.Items {
+		if !p.DeletionTimestamp.IsZero() {
+			forceGone(ctx, ns, p.Name)
+		}
+	}
+}
+
+// chainedAfter is the chain a measuring pod waits in (the quick profile's): the runs it
+// follows on its node and the runs whose start it waits for.
+func chainedAfter(ctx context.Context, ns, name string) (after, startWith string) {
+	pod := &corev1.Pod{}
+	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
+	args := pod.Spec.Containers[0].Args
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--chain-after":
+			after = args[i+1]
+		case "--chain-start-with":
+			startWith = args[i+1]
+		}
+	}
+	return after, startWith
+}
+
 func beegfsStatus(ctx context.Context, bb *v1alpha1.BurstBuffer) func() *v1alpha1.BeeGFSStatus {
 	return func() *v1alpha1.BeeGFSStatus {
 		cur := &v1alpha1.BurstBuffer{}
@@ -425,10 +458,12 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		// Stage 2: fio on each node's storage path and iperf3 between the nodes, as for local.
 		// One measurement per node at a time: the links after the devices, StorageBench (which
 		// loads the same devices as fio) after both.
+		// The quick profile creates the links' pods with the device probes, chained after them
+		// on each node (chain.go); the sweep, after StorageBench, is not chained.
+		Expect(chainedAfter(ctx, ns, "sb-probe-nets-0")).To(Equal("sb-probe-dev-0"))
+		Expect(chainedAfter(ctx, ns, "sb-probe-netc-0")).To(Equal("sb-probe-dev-1"))
 		finishPod(ctx, ns, "sb-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 1.02e9, 2.1e9))
-		Consistently(func() bool {
-			return podExists(ctx, ns, "sb-storagebench-0")() || podExists(ctx, ns, "sb-probe-nets-0")()
-		}, "1s").Should(BeFalse(), "no StorageBench or network probe while a device probe runs")
+		Consistently(podExists(ctx, ns, "sb-storagebench-0"), "1s").Should(BeFalse(), "no StorageBench while a device probe runs")
 		finishPod(ctx, ns, "sb-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
 		// The links on the host network, where BeeGFS's traffic goes.
 		netServer := &corev1.Pod{}

@@ -93,6 +93,10 @@ type scope struct {
 	sweepSummary string
 	// sweepPoints are the ended sweep's measured points, for the comparison (compare.go).
 	sweepPoints []limits.Point
+	// chain is the quick profile's chain of runs (chain.go), planned on the visit's first
+	// pod creation.
+	chain        []chained
+	chainPlanned bool
 }
 
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers,verbs=get;list;watch;update;patch

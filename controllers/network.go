@@ -82,18 +82,27 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 // retries until the server listens, so the two pods start together. A node without one:
 // the server pod's address once it has started.
 func (r *BurstBufferReconciler) serverAddress(ctx context.Context, s *scope, srv *corev1.Pod) (string, error) {
-	if n := s.nodeObj(srv.Spec.NodeName); n != nil {
-		for _, a := range n.Status.Addresses {
-			if a.Type == corev1.NodeInternalIP && a.Address != "" {
-				return a.Address, nil
-			}
-		}
+	if a := nodeAddress(s.nodeObj(srv.Spec.NodeName)); a != "" {
+		return a, nil
 	}
 	var cur corev1.Pod
 	if err := r.Get(ctx, client.ObjectKeyFromObject(srv), &cur); err != nil {
 		return "", client.IgnoreNotFound(err)
 	}
 	return cur.Status.PodIP, nil
+}
+
+// nodeAddress is a node's InternalIP, "" when it has none (or no node).
+func nodeAddress(n *corev1.Node) string {
+	if n == nil {
+		return ""
+	}
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP && a.Address != "" {
+			return a.Address
+		}
+	}
+	return ""
 }
 
 func transferRate(msg string) (float64, error) {

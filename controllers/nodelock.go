@@ -638,6 +638,7 @@ func (r *BurstBufferReconciler) runMeasuring(ctx context.Context, s *scope, pod 
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[annLockHeld] = "true"
+	r.inChain(ctx, s, pod)
 	if err := r.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nodetask.Running, "", nil, err
 	}

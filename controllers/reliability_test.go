@@ -162,9 +162,7 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 		Expect(k8s.Delete(ctx, b)).To(Succeed())
 		Eventually(deleting(ctx, ns, "b-probe-dev-0"), timeout).Should(BeTrue())
 		Consistently(holderOf(ctx, nodes[0]), 2*time.Second).Should(Equal(ns+"/b"), "its probes have not stopped yet")
-		for _, p := range []string{"b-probe-dev-0", "b-probe-dev-1", "b-probe-nets-0", "b-probe-nets-1"} {
-			forceGone(ctx, ns, p)
-		}
+		stopped(ctx, ns, "b", "b-probe-dev-0", "b-probe-dev-1", "b-probe-nets-0", "b-probe-nets-1", "b-sweep-0-0")
 		Eventually(holderOf(ctx, nodes[0]), timeout).Should(Equal(ns + "/c"))
 		finishPod(ctx, ns, "b-clean-0", corev1.PodSucceeded, "")
 		finishPod(ctx, ns, "b-clean-1", corev1.PodSucceeded, "")

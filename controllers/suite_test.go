@@ -138,6 +138,9 @@ func writeKubeconfig(c *rest.Config) string {
 }
 
 // makeNode creates a Ready node, as a kubelet would register it.
+// nodeIPs counts the nodes made, for their addresses.
+var nodeIPs int
+
 func makeNode(ctx context.Context, name string, labels map[string]string) {
 	n := &corev1.Node{}
 	n.Name = name
@@ -145,5 +148,8 @@ func makeNode(ctx context.Context, name string, labels map[string]string) {
 	Expect(k8s.Create(ctx, n)).To(Succeed())
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
 		Reason: "KubeletReady", LastHeartbeatTime: nowMeta(), LastTransitionTime: nowMeta()}}
+	// An InternalIP, as every kubelet reports: the network probe's client is sent to it.
+	nodeIPs++
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.213.%d.%d", nodeIPs/250, nodeIPs%250+1)}}
 	Expect(k8s.Status().Update(ctx, n)).To(Succeed())
 }

@@ -253,8 +253,13 @@ func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
 // a failed measurement), and stops the probes still running: their figures would arrive
 // after publication. Pods that ended stay for tidyMeasuringPods, which keeps the failed ones.
 func (r *BurstBufferReconciler) endValidation(ctx context.Context, s *scope) error {
-	bb := s.bb
-	r.recordValidationEnd(bb)
+	r.recordValidationEnd(s.bb)
+	return r.stopMeasuringPods(ctx, s.bb)
+}
+
+// stopMeasuringPods deletes bb's measuring pods that have not ended: runs measuring, and the
+// quick profile's chained runs still waiting for their turn (chain.go).
+func (r *BurstBufferReconciler) stopMeasuringPods(ctx context.Context, bb *v1alpha1.BurstBuffer) error {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
 		return err
@@ -305,10 +310,10 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 	if componentsMeasured(bb) {
 		return ctrl.Result{}, true, nil
 	}
-	s.stage2 = stage2{figures: map[string]nodecache.Figures{}, reused: map[string]bool{}, maxAge: time.Hour}
-	if reuse := bb.Spec.Validation.ReuseComponentResultsFor; reuse != "" {
-		if d, err := reuse.Parse(); err == nil {
-			s.stage2.maxAge = d
+	s.stage2 = stage2{figures: map[string]nodecache.Figures{}, reused: map[string]bool{}, maxAge: reuseMaxAge(bb)}
+	if deviceProbeRound(bb) == 1 {
+		if err := r.startChain(ctx, s); err != nil {
+			return ctrl.Result{}, false, err
 		}
 	}
 	var pending, failures []string
@@ -360,11 +365,9 @@ func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i i
 	bb, run := s.bb, &s.stage2
 	linkAddress := linkDiscoveryAddress(bb, s.nodeObj(node))
 	round := deviceProbeRound(bb)
-	if f, ok := r.cachedFigures(ctx, node); ok && round == 1 && f.Fresh(bb.Spec.Storage.Path, run.maxAge, r.Now()) &&
-		(linkAddress == "" || f.Hardware != nil && f.Hardware.LinkAddress == linkAddress) {
+	if f, ok := r.reusableFigures(ctx, s, node); ok && round == 1 {
 		// Figures this burst buffer measured itself on an earlier visit are its own, not
-		// reused. A result whose probe did not read the link this burst buffer needs is not
-		// reused: the probe runs again.
+		// reused.
 		run.figures[node], run.reused[node] = f, f.MeasuredBy != bb.Namespace+"/"+bb.Name
 		return nodetask.Succeeded, "", nil
 	}
@@ -385,6 +388,30 @@ func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i i
 	}
 	run.figures[node] = f
 	return st, "", nil
+}
+
+// reusableFigures are node's device figures from the per-node cache when they are fresh (no
+// older than validation.reuseComponentResultsFor, for the same storage path). A result whose
+// probe did not read the link this burst buffer needs is not reused: the probe runs again.
+func (r *BurstBufferReconciler) reusableFigures(ctx context.Context, s *scope, node string) (nodecache.Figures, bool) {
+	bb := s.bb
+	linkAddress := linkDiscoveryAddress(bb, s.nodeObj(node))
+	f, ok := r.cachedFigures(ctx, node)
+	if !ok || !f.Fresh(bb.Spec.Storage.Path, reuseMaxAge(bb), r.Now()) ||
+		linkAddress != "" && (f.Hardware == nil || f.Hardware.LinkAddress != linkAddress) {
+		return nodecache.Figures{}, false
+	}
+	return f, true
+}
+
+// reuseMaxAge is validation.reuseComponentResultsFor: how old reused device figures may be.
+func reuseMaxAge(bb *v1alpha1.BurstBuffer) time.Duration {
+	if reuse := bb.Spec.Validation.ReuseComponentResultsFor; reuse != "" {
+		if d, err := reuse.Parse(); err == nil {
+			return d
+		}
+	}
+	return time.Hour
 }
 
 // reconcileNetwork is stage 2's links, once every device probe ended. They are measured every
@@ -433,7 +460,7 @@ func (r *BurstBufferReconciler) reconcileStorageBench(ctx context.Context, s *sc
 
 // reconcileComponentLimits closes stage 2: the figures published with the limits recomputed
 // from them, the capacity asked for held against the free space found, and the condition.
-func (r *BurstBufferReconciler) reconcileComponentLimits(_ context.Context, s *scope) (ctrl.Result, bool, error) {
+func (r *BurstBufferReconciler) reconcileComponentLimits(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	bb, run := s.bb, s.stage2
 	if componentsMeasured(bb) {
 		return ctrl.Result{}, true, nil
@@ -441,7 +468,8 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(_ context.Context, s *s
 	r.publishComponents(s, run.figures, run.reused, run.pairs, run.sb)
 	if msg := capacityShortfall(bb, s.nodes, run.figures); msg != "" {
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity, msg)
-		return ctrl.Result{}, false, nil
+		// The sweep's chained runs (quick profile) must not measure a spec the nodes refuse.
+		return ctrl.Result{}, false, r.stopMeasuringPods(ctx, bb)
 	}
 	reason, msg := v1alpha1.ReasonMeasured, fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured", len(s.nodes), len(run.pairs))
 	if run.sb != nil {

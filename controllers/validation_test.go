@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -148,12 +149,17 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbing))
 		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseMeasuring))
 		// The links wait for the devices: iperf3 beside fio on the same node measured a share
-		// of each (seen on the testbed's QEMU nodes), within one burst buffer too.
-		noNetworkPod := func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "quick-probe-nets-0"}, &corev1.Pod{})
-		}
+		// of each (seen on the testbed's QEMU nodes), within one burst buffer too. The quick
+		// profile creates every run's pod at once, each chained after the runs before it on its
+		// node (chain.go); a node's first run waits for the others' pods to start.
+		after, startWith := chainedAfter(ctx, ns, "quick-probe-dev-0")
+		Expect(after).To(BeEmpty())
+		Expect(strings.Split(startWith, ",")).To(Equal([]string{"quick-probe-dev-0", "quick-probe-nets-0", "quick-probe-netc-1", "quick-sweep-0-0", "quick-sweep-1-0"}))
+		Expect(chainedAfter(ctx, ns, "quick-probe-nets-0")).To(Equal("quick-probe-dev-0"))
+		Expect(chainedAfter(ctx, ns, "quick-probe-netc-1")).To(Equal("quick-probe-dev-0"))
+		Expect(chainedAfter(ctx, ns, "quick-sweep-0-1")).To(Equal("quick-probe-nets-1,quick-probe-netc-0"))
+		Expect(chainedAfter(ctx, ns, "quick-sweep-1-1")).To(Equal("quick-sweep-0-1"))
 		finishPod(ctx, ns, "quick-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 301e6, 405e6))
-		Consistently(noNetworkPod, time.Second).ShouldNot(Succeed(), "no network probe while a device probe runs")
 		finishPod(ctx, ns, "quick-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 150e6, 398e6))
 		Consistently(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), time.Second).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbing),
 			"the links are not measured yet")
@@ -181,9 +187,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 
 		// Stage 3 (quick): all nodes x {1, 4} processes, one point after the other.
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonSweeping))
-		Consistently(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "quick-sweep-1-0"}, &corev1.Pod{})
-		}, time.Second).ShouldNot(Succeed(), "the second point must wait for the first")
+		// The second point waits for the first on each node: chained (above).
 		finishPod(ctx, ns, "quick-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 250e6, 300e6))
 		finishPod(ctx, ns, "quick-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 120e6, 300e6))
 		// The first point is published at once (a budget cut would keep it).
@@ -240,6 +244,10 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{Nodes: []int32{2}, ProcessesPerNode: []int32{4}}
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		prepared("std")
+		// The standard profile's runs are not chained: each starts when the operator saw the
+		// one before it end (chain.go says why).
+		Expect(chainedAfter(ctx, ns, "std-probe-dev-0")).To(BeEmpty())
+		Expect(podExists(ctx, ns, "std-probe-nets-0")()).To(BeFalse())
 		finishPod(ctx, ns, "std-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 300e6, 400e6))
 		finishPod(ctx, ns, "std-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 300e6, 400e6))
 		finishNetwork(ctx, ns, "std", []string{ns + "-a", ns + "-b"}, 118e6)
@@ -447,14 +455,10 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		// The verdict on compareWith used to wait for a Validated True that never came.
 		Eventually(condition(ctx, bb, v1alpha1.ConditionCompared), timeout).Should(And(
 			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonComparisonFailed), HaveField("Message", ContainSubstring("No space left on device"))))
-		// The other point's pod is stopped (envtest has no kubelet: the test removes it as
-		// one would), the failed one stays, and the locks go to the next burst buffer.
-		var running corev1.Pod
-		Eventually(func() *metav1.Time {
-			_ = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sweepfail-sweep-0-0"}, &running)
-			return running.DeletionTimestamp
-		}, timeout).ShouldNot(BeNil())
-		Expect(k8s.Delete(ctx, &running, client.GracePeriodSeconds(0))).To(Succeed())
+		// The other point's pod is stopped, and the next point's, which waited in the chain
+		// (envtest has no kubelet: the test removes them as one would); the failed one stays,
+		// and the locks go to the next burst buffer.
+		stopped(ctx, ns, "sweepfail", "sweepfail-sweep-0-0", "sweepfail-sweep-1-0", "sweepfail-sweep-1-1")
 		Eventually(holderOf(ctx, ns+"-a"), timeout).Should(Equal(ns + "/next"))
 		Eventually(holderOf(ctx, ns+"-b"), timeout).Should(Equal(ns + "/next"))
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sweepfail-sweep-0-1"}, &corev1.Pod{})).To(Succeed())
@@ -503,6 +507,9 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(sw.CutShort).To(BeTrue())
 		Expect(sw.Write.BestBytesPerSecond).To(Equal(int64(490e6)))
 		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningValidationCutShort)))
+		// Past the budget no new point starts: the next point's pods, waiting in the chain, are
+		// stopped, and nothing is created again.
+		stopped(ctx, ns, "lastlook", "lastlook-sweep-1-0", "lastlook-sweep-1-1")
 		Consistently(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "lastlook-sweep-1-0"}, &corev1.Pod{})
 		}, 2*time.Second).ShouldNot(Succeed(), "past the budget no new point starts")

@@ -392,11 +392,24 @@ func TestDirCreateRemove(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "result"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The chain markers of its validation go with it; a neighbour's stay.
+	markers := filepath.Join(root, "beeburst", ".chain.ns.bb", "uid")
+	neighbour := filepath.Join(root, "beeburst", ".chain.ns.other", "uid")
+	for _, m := range []string{markers, neighbour} {
+		if err := os.MkdirAll(m, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if code := execute([]string{"-q", "dir", "remove", "--path", dir}, &out, &errb); code != exitOK {
 		t.Fatalf("remove: exit %d: %s", code, errb.String())
 	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Fatalf("remove left %s: %v", dir, err)
+	for _, gone := range []string{dir, filepath.Dir(markers)} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Fatalf("remove left %s: %v", gone, err)
+		}
+	}
+	if _, err := os.Stat(neighbour); err != nil {
+		t.Fatalf("remove took a neighbour's markers: %v", err)
 	}
 	// A path that is not a burst buffer's directory is refused, never removed.
 	for _, bad := range []string{root, "/etc", filepath.Join(root, "beeburst"), "relative/beeburst/x", filepath.Join(root, "beeburst", "..", "x")} {

@@ -109,6 +109,8 @@ func fill(v reflect.Value, n *int) {
 			f.SetInt(int64(7000 + *n))
 		case f.Kind() == reflect.Bool:
 			f.SetBool(true)
+		case f.Type() == reflect.TypeFor[[]string]():
+			f.Set(reflect.ValueOf([]string{fmt.Sprintf("%s-%d", name, *n), "x"}))
 		case f.Type() == reflect.TypeFor[[]agentapi.Pair]():
 			f.Set(reflect.ValueOf([]agentapi.Pair{{From: "/a", To: "s3://b/c"}, {From: "/d", To: "/e"}}))
 		default:
@@ -117,7 +119,11 @@ func fill(v reflect.Value, n *int) {
 	}
 }
 
-func str(f *pflag.FlagSet, name string) string   { v, _ := f.GetString(name); return v }
+func str(f *pflag.FlagSet, name string) string { v, _ := f.GetString(name); return v }
+func list(f *pflag.FlagSet, name string) []string {
+	v, _ := f.GetStringSlice(name)
+	return v
+}
 func num(f *pflag.FlagSet, name string) int      { v, _ := f.GetInt(name); return v }
 func boolean(f *pflag.FlagSet, name string) bool { v, _ := f.GetBool(name); return v }
 func dur(f *pflag.FlagSet, name string) time.Duration {
@@ -126,5 +132,7 @@ func dur(f *pflag.FlagSet, name string) time.Duration {
 }
 
 func globalsOf(f *pflag.FlagSet) agentapi.Globals {
-	return agentapi.Globals{Timeout: dur(f, agentapi.FlagTimeout), MonitorInterval: dur(f, agentapi.FlagMonitorInterval)}
+	return agentapi.Globals{Timeout: dur(f, agentapi.FlagTimeout), MonitorInterval: dur(f, agentapi.FlagMonitorInterval),
+		Chain: agentapi.Chain{Dir: str(f, agentapi.FlagChainDir), Name: str(f, agentapi.FlagChainName),
+			After: list(f, agentapi.FlagChainAfter), StartWith: list(f, agentapi.FlagChainStartWith)}}
 }

@@ -42,14 +42,17 @@ func newDir(g *globals, stdout io.Writer) *cobra.Command {
 	}
 	remove := &cobra.Command{
 		Use:   agentapi.CmdDirRemove + " --path DIR",
-		Short: "remove DIR and everything in it",
+		Short: "remove DIR and everything in it, and its chain markers (" + agentapi.ChainDirOf("DIR") + ")",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return runReport(g, stdout, agentapi.CmdDir+"-"+agentapi.CmdDirRemove, func(context.Context, *bench.Report) error {
 				if err := checkDataDir(path); err != nil {
 					return err
 				}
-				return os.RemoveAll(path)
+				if err := os.RemoveAll(path); err != nil {
+					return err
+				}
+				return os.RemoveAll(agentapi.ChainDirOf(path))
 			})
 		},
 	}

@@ -34,6 +34,7 @@ type globals struct {
 	procRoot        string
 	timeout         time.Duration
 	quiet           bool
+	chain           chain
 }
 
 var logOut io.Writer = os.Stderr
@@ -73,6 +74,10 @@ func newRoot(stdout io.Writer) *cobra.Command {
 	pf.StringVar(&g.procRoot, "proc", "/proc", "where the node's /proc is mounted (for monitoring)")
 	pf.DurationVar(&g.timeout, agentapi.FlagTimeout, 10*time.Minute, "deadline of the whole run; past it the tool is stopped and the run fails")
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "no progress on stderr")
+	pf.StringVar(&g.chain.Dir, agentapi.FlagChainDir, "", "node-local directory of the chain's markers (<name>.started, <name>.done); with --chain-name the run waits for its turn")
+	pf.StringVar(&g.chain.Name, agentapi.FlagChainName, "", "this run's name in the chain")
+	pf.StringSliceVar(&g.chain.After, agentapi.FlagChainAfter, nil, "runs of the chain that must have ended before this one measures")
+	pf.StringSliceVar(&g.chain.StartWith, agentapi.FlagChainStartWith, nil, "runs of the chain whose pods must have started before this one measures (at most 30s)")
 	root.PersistentPreRun = func(*cobra.Command, []string) {
 		if g.quiet {
 			logOut = nil
@@ -132,6 +137,13 @@ func runReport(g *globals, stdout io.Writer, command string, fn body) error {
 
 	r := &bench.Report{Command: command, Node: nodeName(), StartTime: time.Now().UTC().Truncate(time.Millisecond)}
 	r.Tools = detectTools(ctx)
+	// The chain's wait comes after the tools' detection (off the measurement) and before the
+	// monitor and the start time, which are the measurement's.
+	defer g.chain.end()
+	if err := g.chain.begin(ctx); err != nil {
+		fn = func(context.Context, *bench.Report) error { return err }
+	}
+	r.StartTime = time.Now().UTC().Truncate(time.Millisecond)
 
 	var sampler *monitor.Sampler
 	if g.monitorInterval > 0 {
@@ -151,9 +163,12 @@ func runReport(g *globals, stdout io.Writer, command string, fn body) error {
 	}
 	r.EndTime = time.Now().UTC().Truncate(time.Millisecond)
 	code := exitOK
+	var wait chainWaitError
 	switch {
 	case sigCtx.Err() != nil:
 		r.Phase, r.Message, code = bench.PhaseCancelled, "cancelled by signal; the tool was stopped and its files removed", exitCancelled
+	case errors.As(err, &wait):
+		r.Phase, r.Message, code = bench.PhaseFailed, err.Error(), exitFailed
 	case errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil):
 		r.Phase, r.Message, code = bench.PhaseFailed, fmt.Sprintf("deadline of %v exceeded; the tool was stopped and its files removed", g.timeout), exitFailed
 	case err != nil:

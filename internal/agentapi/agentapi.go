@@ -10,7 +10,9 @@ package agentapi
 
 import (
 	"fmt"
+	"path"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -35,6 +37,11 @@ const (
 	FlagTerminationLog  = "termination-log"
 	FlagMonitorInterval = "monitor-interval"
 	FlagTimeout         = "timeout"
+	// The chain of a node's runs (Chain).
+	FlagChainDir       = "chain-dir"
+	FlagChainName      = "chain-name"
+	FlagChainAfter     = "chain-after"
+	FlagChainStartWith = "chain-start-with"
 
 	// The data benchmarks (probe-device, ideal, workload).
 	FlagDir       = "dir"
@@ -80,6 +87,43 @@ type Globals struct {
 	Timeout time.Duration
 	// MonitorInterval samples /proc while the benchmark runs (stage 4); 0: off.
 	MonitorInterval time.Duration
+	// Chain puts the run in a chain of runs on its node; zero: the run starts at once.
+	Chain Chain
+}
+
+// Chain orders the runs on one node without the operator in between: every run's pod is
+// created up front, and a run measures as soon as the runs before it on its node have ended,
+// as markers in a node-local directory tell - not after the kubelet reported their end and
+// the next pods started, about 1.3 s per hand-off on the testbed.
+type Chain struct {
+	// Dir is the node-local directory of the markers (<name>.started, <name>.done).
+	Dir string
+	// Name is this run's marker name.
+	Name string
+	// After are the runs on this node that must have ended (with any outcome) before this
+	// one measures.
+	After []string
+	// StartWith are the runs on this node whose pods must have started before this one
+	// measures (the first run of a chain): the others' start-ups then do not disturb it.
+	StartWith []string
+}
+
+// Args renders the chain's flags alone (global flags: they follow any subcommand's).
+func (c Chain) Args() []string {
+	var a args
+	a.str(FlagChainDir, c.Dir)
+	a.str(FlagChainName, c.Name)
+	a.list(FlagChainAfter, c.After)
+	a.list(FlagChainStartWith, c.StartWith)
+	return a
+}
+
+// ChainDirOf is the node-local directory of the chain markers of the burst buffer whose
+// directory is dataDir: a hidden sibling, <storage path>/beeburst/.chain.<namespace>.<name>,
+// outside the burst buffer's own files (which the job sees and a stage-out copies), and removed
+// with them ('dir remove').
+func ChainDirOf(dataDir string) string {
+	return path.Join(path.Dir(dataDir), ".chain."+path.Base(dataDir))
 }
 
 // args renders the request's flags. A zero string, number or duration, and a false bool,
@@ -104,6 +148,12 @@ func (a *args) dur(name string, v time.Duration) {
 	}
 }
 
+func (a *args) list(name string, v []string) {
+	if len(v) > 0 {
+		*a = append(*a, "--"+name, strings.Join(v, ","))
+	}
+}
+
 func (a *args) bool(name string, v bool) {
 	if v {
 		*a = append(*a, "--"+name)
@@ -113,6 +163,7 @@ func (a *args) bool(name string, v bool) {
 func (a *args) globals(g Globals) []string {
 	a.dur(FlagMonitorInterval, g.MonitorInterval)
 	a.dur(FlagTimeout, g.Timeout)
+	*a = append(*a, g.Chain.Args()...)
 	return *a
 }
 
@@ -277,7 +328,8 @@ func (r DirCreate) Args() []string {
 	return a.globals(r.Globals)
 }
 
-// DirRemove removes a burst buffer's node-local directory and everything in it.
+// DirRemove removes a burst buffer's node-local directory and everything in it, and its
+// chain markers (ChainDirOf).
 type DirRemove struct {
 	Path string
 	Globals

@@ -142,13 +142,8 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 		},
 	}
 	if s.MountStorage {
-		pod.Spec.Volumes = []corev1.Volume{{
-			Name: "storage",
-			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-				Path: bb.Spec.Storage.Path, Type: ptr(corev1.HostPathDirectory),
-			}},
-		}}
-		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "storage", MountPath: HostMount}}
+		pod.Spec.Volumes = []corev1.Volume{storageVolumeOf(bb)}
+		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: storageVolume, MountPath: HostMount}}
 	}
 	if s.MountFileSystem && bb.Status.Mount != nil {
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
@@ -175,6 +170,18 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 		}}
 	}
 	return pod
+}
+
+// storageVolume is the volume of spec.storage.path (Spec.MountStorage).
+const storageVolume = "storage"
+
+func storageVolumeOf(bb *v1alpha1.BurstBuffer) corev1.Volume {
+	return corev1.Volume{
+		Name: storageVolume,
+		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: bb.Spec.Storage.Path, Type: ptr(corev1.HostPathDirectory),
+		}},
+	}
 }
 
 // InHost translates a node path below spec.storage.path to where a node task sees it.

@@ -388,10 +388,11 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 		Expect(k8s.Create(ctx, next)).To(Succeed())
 		Eventually(func() string { return conditionReasonOf(cond(ctx, next.Name, v1alpha1.ConditionComponentsMeasured)) },
 			time.Minute, 100*time.Millisecond).Should(Equal(v1alpha1.ReasonQueuedForNode))
-		// The fio of the next point to start on the first node, found by its pod's cgroup, is
-		// killed while it runs: a real fault, as a crashing tool or an OOM kill would be.
-		// Every process of it: fio's own and its jobs' (one killed job alone leaves fio to
-		// report the others), not the agent's `fio --version`.
+		// The fio of a later point on the first node, found by its pod's cgroup, is killed
+		// while it runs: a real fault, as a crashing tool or an OOM kill would be. Every
+		// process of it: fio's own and its jobs' (one killed job alone leaves fio to report
+		// the others), not the agent's `fio --version`. The quick profile creates every
+		// point's pod at once (the chain): the one whose fio runs is the victim.
 		var uid types.UID
 		var pids []int
 		var victim string
@@ -400,7 +401,6 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 				victim = fmt.Sprintf("e2e-fiokill-sweep-%d-0", k)
 				if uid = podUID(victim); uid != "" {
 					pids = podProcesses(uid, "fio", "--output-format=json")
-					break
 				}
 			}
 			return pids

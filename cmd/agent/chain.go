@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/beeburst/beeburst/internal/agentapi"
+)
+
+// The chain of a node's runs (agentapi.Chain): the pods of a validation's runs start together,
+// and each run measures once the runs before it on its node have ended. The markers are empty
+// files in a node-local directory: <name>.started when a run's agent starts, <name>.done when
+// its report is written, whatever its outcome - the node is free either way, and the operator
+// ends the validation (deleting the runs still waiting) when a run failed.
+
+// chainPoll is how often a waiting run looks for its markers: a run starts at most this late.
+const chainPoll = 20 * time.Millisecond
+
+// startWithLimit bounds the wait for the other runs' pods to start: a pod that cannot start
+// (an image pull, a full node) must not hold the chain; its own start-up then disturbs a run.
+const startWithLimit = 30 * time.Second
+
+type chain struct{ agentapi.Chain }
+
+func (c chain) on() bool { return c.Dir != "" && c.Name != "" }
+
+func (c chain) marker(name, kind string) string { return filepath.Join(c.Dir, name+"."+kind) }
+
+func (c chain) mark(kind string) error {
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return fmt.Errorf("chain: %w", err)
+	}
+	f, err := os.Create(c.marker(c.Name, kind))
+	if err != nil {
+		return fmt.Errorf("chain: %w", err)
+	}
+	return f.Close()
+}
+
+// begin marks the run started and waits for its turn: the pods of StartWith started (bounded
+// by startWithLimit), then the runs of After ended (bounded by ctx, the run's deadline).
+func (c chain) begin(ctx context.Context) error {
+	if !c.on() {
+		return nil
+	}
+	if err := c.mark("started"); err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, startWithLimit)
+	defer cancel()
+	if missing := c.await(sctx, c.StartWith, "started"); len(missing) > 0 {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		logf("chain: the pods of %v did not start within %v; running anyway", missing, startWithLimit)
+	}
+	if missing := c.await(ctx, c.After, "done"); len(missing) > 0 {
+		return chainWaitError{fmt.Errorf("chain: %v did not end before the run's deadline", missing)}
+	}
+	if len(c.After) > 0 {
+		logf("chain: %v ended; %s runs", c.After, c.Name)
+	}
+	return nil
+}
+
+// await polls until every name has its marker of kind or ctx ends; it returns the names still
+// missing.
+func (c chain) await(ctx context.Context, names []string, kind string) []string {
+	t := time.NewTicker(chainPoll)
+	defer t.Stop()
+	for {
+		var missing []string
+		for _, n := range names {
+			if _, err := os.Stat(c.marker(n, kind)); err != nil {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return missing
+		case <-t.C:
+		}
+	}
+}
+
+// chainWaitError: the run's turn did not come before its deadline (a predecessor that never
+// ended); the report names the runs it waited for.
+type chainWaitError struct{ error }
+
+// end marks the run done.
+func (c chain) end() {
+	if !c.on() {
+		return
+	}
+	if err := c.mark("done"); err != nil {
+		logf("%v", err)
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/beeburst/beeburst/internal/bench"
+)
+
+// A run of a chain measures only after the runs it follows ended: here the predecessor's
+// marker is written by the test 300 ms after the run started waiting.
+func TestChainWaitsForItsPredecessor(t *testing.T) {
+	markers := t.TempDir()
+	data := filepath.Join(t.TempDir(), "beeburst", "ns.bb")
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		if err := os.WriteFile(filepath.Join(markers, "devices.done"), nil, 0o644); err != nil {
+			t.Error(err)
+		}
+	}()
+	start := time.Now()
+	code, r, _ := agent(t, "dir", "create", "--path", data, "--chain-dir", markers, "--chain-name", "links",
+		"--chain-after", "devices", "-q")
+	if code != exitOK || r.Phase != bench.PhaseSucceeded {
+		t.Fatalf("exit %d phase %q message %q", code, r.Phase, r.Message)
+	}
+	if waited := r.StartTime.Sub(start); waited < 250*time.Millisecond {
+		t.Errorf("the run started %v after the agent, before its predecessor ended", waited)
+	}
+	for _, m := range []string{"links.started", "links.done"} {
+		if _, err := os.Stat(filepath.Join(markers, m)); err != nil {
+			t.Errorf("marker %s: %v", m, err)
+		}
+	}
+}
+
+// A predecessor that never ends fails the run at its deadline, with the names it waited for;
+// the run still marks itself done, so that the chain after it does not wait in turn.
+func TestChainPredecessorThatNeverEnds(t *testing.T) {
+	markers := t.TempDir()
+	data := filepath.Join(t.TempDir(), "beeburst", "ns.bb")
+	code, r, _ := agent(t, "dir", "create", "--path", data, "--chain-dir", markers, "--chain-name", "sweep-0",
+		"--chain-after", "nets-0,netc-1", "--timeout", "300ms", "-q")
+	if code != exitFailed || r.Phase != bench.PhaseFailed || !strings.Contains(r.Message, "[nets-0 netc-1] did not end") {
+		t.Fatalf("exit %d phase %q message %q", code, r.Phase, r.Message)
+	}
+	if _, err := os.Stat(data); err == nil {
+		t.Errorf("the run measured without its turn: %s exists", data)
+	}
+	if _, err := os.Stat(filepath.Join(markers, "sweep-0.done")); err != nil {
+		t.Errorf("no done marker: %v", err)
+	}
+}
+
+// The first run of a chain waits for the other runs' pods to start (their markers), not for
+// them to end.
+func TestChainStartsWithTheOthersStarted(t *testing.T) {
+	markers := t.TempDir()
+	data := filepath.Join(t.TempDir(), "beeburst", "ns.bb")
+	for _, m := range []string{"links.started", "sweep-0.started"} {
+		if err := os.WriteFile(filepath.Join(markers, m), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, r, _ := agent(t, "dir", "create", "--path", data, "--chain-dir", markers, "--chain-name", "devices",
+		"--chain-start-with", "devices,links,sweep-0", "--timeout", "5s", "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d phase %q message %q", code, r.Phase, r.Message)
+	}
+}
