@@ -24,7 +24,7 @@ import (
 // The standard profile is not chained: its runs take 10 s, a hand-off is a small share of it,
 // and a long chain would hold a dozen idle pods per node for minutes. Nor is beegfs's sweep:
 // StorageBench (and the chunk-size runs) come between the links and the sweep, driven by the
-// operator.
+// operator; nor a sweep with points on fewer than all nodes (validation.sweep.nodes).
 
 // chained is one pod of the chain with its place: the runs on its node it follows, and for
 // a node's first run the runs whose pods it waits to start.
@@ -82,8 +82,7 @@ func (r *BurstBufferReconciler) chainedPods(ctx context.Context, s *scope) []cha
 				nodetask.NetServerPod(bb, r.AgentImage, i, node), nodetask.NetClientPod(bb, r.AgentImage, k, node, addr)})
 		}
 	}
-	if bb.Spec.Engine == v1alpha1.EngineLocal {
-		points, seconds := planSweep(bb, n)
+	if points, seconds := planSweep(bb, n); bb.Spec.Engine == v1alpha1.EngineLocal && allNodes(points, n) {
 		for k, p := range points {
 			for i := 0; i < p.m; i++ {
 				levels[i] = append(levels[i], []*corev1.Pod{nodetask.SweepPod(bb, r.AgentImage, k, i, s.nodes[i], p.n, seconds)})
@@ -113,6 +112,17 @@ func (r *BurstBufferReconciler) chainedPods(ctx context.Context, s *scope) []cha
 		}
 	}
 	return out
+}
+
+// allNodes: every point of the sweep runs on all n nodes. A point on fewer would let the
+// nodes outside it go on to the next point alone, and a point's nodes must measure together.
+func allNodes(points []sweepPoint, n int) bool {
+	for _, p := range points {
+		if p.m != n {
+			return false
+		}
+	}
+	return true
 }
 
 // startChain creates the chain's pods on stage 2's first visit with the locks: all at once,

@@ -238,6 +238,18 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(cm.Data["sweep.csv"]).To(ContainSubstring("nodes,processesPerNode,operation,bytesPerSecond\n2,1,write,370000000\n"))
 	})
 
+	It("quick with a sweep point on fewer than all nodes: chains stage 2 only, the sweep's points start when the operator saw the one before end", func() {
+		bb := quickBB("partial")
+		bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{Nodes: []int32{1, 2}}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared("partial")
+		Expect(chainedAfter(ctx, ns, "partial-probe-nets-1")).To(Equal("partial-probe-dev-1"))
+		// Node b, outside the first points, would otherwise go on to the 2-node points alone.
+		Consistently(podExists(ctx, ns, "partial-sweep-0-0"), time.Second).Should(BeFalse())
+		_, startWith := chainedAfter(ctx, ns, "partial-probe-dev-1")
+		Expect(startWith).To(Equal("partial-probe-dev-1,partial-probe-nets-1,partial-probe-netc-0"))
+	})
+
 	It("standard: runs the workload benchmarks after stage 3 and relates them to its best", func() {
 		bb := quickBB("std")
 		bb.Spec.Validation.Profile = v1alpha1.ProfileStandard
