@@ -93,18 +93,20 @@ func stopped(ctx context.Context, ns, bb string, names ...string) {
 // chainedAfter is the chain a measuring pod waits in (the quick profile's): the runs it
 // follows on its node and the runs whose start it waits for.
 func chainedAfter(ctx context.Context, ns, name string) (after, startWith string) {
+	return chainArg(ctx, ns, name, "after"), chainArg(ctx, ns, name, "start-with")
+}
+
+// chainArg is the value of a measuring pod's --chain-<flag>, "" without one.
+func chainArg(ctx context.Context, ns, name, flag string) string {
 	pod := &corev1.Pod{}
 	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
 	args := pod.Spec.Containers[0].Args
 	for i := 0; i+1 < len(args); i++ {
-		switch args[i] {
-		case "--chain-after":
-			after = args[i+1]
-		case "--chain-start-with":
-			startWith = args[i+1]
+		if args[i] == "--chain-"+flag {
+			return args[i+1]
 		}
 	}
-	return after, startWith
+	return ""
 }
 
 func beegfsStatus(ctx context.Context, bb *v1alpha1.BurstBuffer) func() *v1alpha1.BeeGFSStatus {

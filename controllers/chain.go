@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -17,20 +18,22 @@ import (
 // operator only reads results: no pod start and no kubelet report of a container's end (the
 // kubelet looks once a second) lies between two runs - about 1.3 s per hand-off on the testbed,
 // three hand-offs, where the quick profile measures 14 s in all. The first run on a node waits
-// until the node's other pods started, so that their start-ups do not disturb it; their ends
-// (a container's exit, its sandbox's teardown) overlap the next runs and did not move the
-// device-bound figures (docs/architecture.md, "How long the quick profile takes").
+// until the node's other pods started, and every run that succeeded holds its exit until the
+// node's last runs ended: no pod's start-up and no pod's end (a container's exit, its sandbox's
+// teardown) lies beside a measurement (docs/architecture.md, "How long the quick profile
+// takes"). The operator therefore reads a node's results when its chain ended.
 //
 // The standard profile is not chained: its runs take 10 s, a hand-off is a small share of it,
 // and a long chain would hold a dozen idle pods per node for minutes. Nor is beegfs's sweep:
 // StorageBench (and the chunk-size runs) come between the links and the sweep, driven by the
 // operator; nor a sweep with points on fewer than all nodes (validation.sweep.nodes).
 
-// chained is one pod of the chain with its place: the runs on its node it follows, and for
-// a node's first run the runs whose pods it waits to start.
+// chained is one pod of the chain with its place: the runs on its node it follows, for a
+// node's first run the runs whose pods it waits to start, and the node's last runs, whose end
+// it waits for before it exits.
 type chained struct {
-	pod              *corev1.Pod
-	after, startWith []string
+	pod                       *corev1.Pod
+	after, startWith, holdFor []string
 }
 
 // chainOf is the chain of bb's runs (nil when they are not chained), planned once per visit.
@@ -46,7 +49,7 @@ func (r *BurstBufferReconciler) chainOf(ctx context.Context, s *scope) []chained
 func (r *BurstBufferReconciler) inChain(ctx context.Context, s *scope, pod *corev1.Pod) {
 	for _, c := range r.chainOf(ctx, s) {
 		if c.pod.Name == pod.Name {
-			nodetask.InChain(s.bb, pod, c.after, c.startWith)
+			nodetask.InChain(s.bb, pod, agentapi.Chain{After: c.after, StartWith: c.startWith, HoldFor: c.holdFor})
 			return
 		}
 	}
@@ -97,13 +100,19 @@ func (r *BurstBufferReconciler) chainedPods(ctx context.Context, s *scope) []cha
 				all = append(all, p.Name)
 			}
 		}
-		var prev []string
+		var prev, last []string
+		for _, p := range levels[i][len(levels[i])-1] {
+			last = append(last, p.Name)
+		}
 		for j, l := range levels[i] {
 			var names []string
 			for _, p := range l {
 				c := chained{pod: p, after: prev}
 				if j == 0 {
 					c.startWith = all
+				}
+				if j < len(levels[i])-1 {
+					c.holdFor = last
 				}
 				out = append(out, c)
 				names = append(names, p.Name)

@@ -71,3 +71,46 @@ func TestChainStartsWithTheOthersStarted(t *testing.T) {
 		t.Fatalf("exit %d phase %q message %q", code, r.Phase, r.Message)
 	}
 }
+
+// A run that succeeded marks itself done at once, then holds its exit until the chain's last
+// runs ended; a failed one exits at once.
+func TestChainHoldsTheExitForTheLastRuns(t *testing.T) {
+	markers := t.TempDir()
+	data := filepath.Join(t.TempDir(), "beeburst", "ns.bb")
+	doneSeen := make(chan bool, 1)
+	go func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(filepath.Join(markers, "devices.done")); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		_, err := os.Stat(filepath.Join(markers, "devices.done"))
+		doneSeen <- err == nil
+		time.Sleep(300 * time.Millisecond)
+		_ = os.WriteFile(filepath.Join(markers, "sweep-1.done"), nil, 0o644)
+	}()
+	start := time.Now()
+	code, r, _ := agent(t, "dir", "create", "--path", data, "--chain-dir", markers, "--chain-name", "devices",
+		"--chain-hold-for", "sweep-1", "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d phase %q message %q", code, r.Phase, r.Message)
+	}
+	if !<-doneSeen {
+		t.Fatal("the run did not mark itself done before holding")
+	}
+	if held := time.Since(start); held < 300*time.Millisecond {
+		t.Errorf("the run exited after %v, before the last run ended", held)
+	}
+
+	start = time.Now()
+	code, _, _ = agent(t, "dir", "create", "--path", "/not/a/burst/buffer", "--chain-dir", markers, "--chain-name", "links",
+		"--chain-hold-for", "never", "-q")
+	if code != exitFailed {
+		t.Fatalf("exit %d, want a failure", code)
+	}
+	if held := time.Since(start); held > 5*time.Second {
+		t.Errorf("a failed run held its exit for %v", held)
+	}
+}

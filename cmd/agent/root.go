@@ -78,6 +78,7 @@ func newRoot(stdout io.Writer) *cobra.Command {
 	pf.StringVar(&g.chain.Name, agentapi.FlagChainName, "", "this run's name in the chain")
 	pf.StringSliceVar(&g.chain.After, agentapi.FlagChainAfter, nil, "runs of the chain that must have ended before this one measures")
 	pf.StringSliceVar(&g.chain.StartWith, agentapi.FlagChainStartWith, nil, "runs of the chain whose pods must have started before this one measures (at most 30s)")
+	pf.StringSliceVar(&g.chain.HoldFor, agentapi.FlagChainHoldFor, nil, "runs of the chain this one, having succeeded, waits to end before it exits (at most 60s)")
 	root.PersistentPreRun = func(*cobra.Command, []string) {
 		if g.quiet {
 			logOut = nil
@@ -139,7 +140,6 @@ func runReport(g *globals, stdout io.Writer, command string, fn body) error {
 	r.Tools = detectTools(ctx)
 	// The chain's wait comes after the tools' detection (off the measurement) and before the
 	// monitor and the start time, which are the measurement's.
-	defer g.chain.end()
 	if err := g.chain.begin(ctx); err != nil {
 		fn = func(context.Context, *bench.Report) error { return err }
 	}
@@ -182,6 +182,7 @@ func runReport(g *globals, stdout io.Writer, command string, fn body) error {
 			code = exitFailed
 		}
 	}
+	g.chain.end(sigCtx, code == exitOK)
 	if code != exitOK {
 		logf("%s %s: %s", command, r.Phase, r.Message)
 		return exitError{code}

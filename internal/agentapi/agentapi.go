@@ -42,6 +42,7 @@ const (
 	FlagChainName      = "chain-name"
 	FlagChainAfter     = "chain-after"
 	FlagChainStartWith = "chain-start-with"
+	FlagChainHoldFor   = "chain-hold-for"
 
 	// The data benchmarks (probe-device, ideal, workload).
 	FlagDir       = "dir"
@@ -106,6 +107,10 @@ type Chain struct {
 	// StartWith are the runs on this node whose pods must have started before this one
 	// measures (the first run of a chain): the others' start-ups then do not disturb it.
 	StartWith []string
+	// HoldFor are the runs on this node this one, having succeeded, waits to end before it
+	// exits (the chain's last): a container's exit and its pod's teardown then happen after
+	// the node's measurements, not beside one. A failed run exits at once.
+	HoldFor []string
 }
 
 // Args renders the chain's flags alone (global flags: they follow any subcommand's).
@@ -115,6 +120,7 @@ func (c Chain) Args() []string {
 	a.str(FlagChainName, c.Name)
 	a.list(FlagChainAfter, c.After)
 	a.list(FlagChainStartWith, c.StartWith)
+	a.list(FlagChainHoldFor, c.HoldFor)
 	return a
 }
 

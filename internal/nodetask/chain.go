@@ -15,13 +15,13 @@ func ChainDir(bb *v1alpha1.BurstBuffer) string {
 	return agentapi.ChainDirOf(DataDir(bb))
 }
 
-// InChain puts a measuring pod into its node's chain of runs (agentapi.Chain): it runs after
-// the runs named in after ended, and, given startWith, once their pods started. Its marker is
-// its own name; the markers live in a directory of this burst buffer (its UID: a burst buffer
-// created again under the same name starts a chain of its own) below ChainDir, through the
-// storage path's mount, which the pod gets if it had none.
-func InChain(bb *v1alpha1.BurstBuffer, pod *corev1.Pod, after, startWith []string) {
-	c := agentapi.Chain{Dir: path.Join(InHost(bb, ChainDir(bb)), string(bb.UID)), Name: pod.Name, After: after, StartWith: startWith}
+// InChain puts a measuring pod into its node's chain of runs: c's After, StartWith and
+// HoldFor (agentapi.Chain); its marker is its own name. The markers live in a directory of
+// this burst buffer (its UID: a burst buffer created again under the same name starts a chain
+// of its own) below ChainDir, through the storage path's mount, which the pod gets if it had
+// none.
+func InChain(bb *v1alpha1.BurstBuffer, pod *corev1.Pod, c agentapi.Chain) {
+	c.Dir, c.Name = path.Join(InHost(bb, ChainDir(bb)), string(bb.UID)), pod.Name
 	ctr := &pod.Spec.Containers[0]
 	ctr.Args = append(ctr.Args, c.Args()...)
 	for _, v := range pod.Spec.Volumes {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/agentapi"
 )
 
 // InChain gives a pod its chain flags and the storage path's mount the markers live on, once:
@@ -14,8 +15,8 @@ func TestInChain(t *testing.T) {
 	bb.UID = "0c8e"
 	dev := DeviceProbePod(bb, "agent:1", 0, "n0", "", 1)
 	srv := NetServerPod(bb, "agent:1", 0, "n0")
-	InChain(bb, dev, nil, []string{dev.Name, srv.Name})
-	InChain(bb, srv, []string{dev.Name}, nil)
+	InChain(bb, dev, agentapi.Chain{StartWith: []string{dev.Name, srv.Name}, HoldFor: []string{srv.Name}})
+	InChain(bb, srv, agentapi.Chain{After: []string{dev.Name}})
 
 	dir := HostMount + "/beeburst/.chain." + bb.Namespace + "." + bb.Name + "/0c8e"
 	for _, c := range []struct {
@@ -23,7 +24,7 @@ func TestInChain(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"device probe", dev.Spec.Containers[0].Args, "--chain-dir " + dir + " --chain-name " + dev.Name + " --chain-start-with " + dev.Name + "," + srv.Name},
+		{"device probe", dev.Spec.Containers[0].Args, "--chain-dir " + dir + " --chain-name " + dev.Name + " --chain-start-with " + dev.Name + "," + srv.Name + " --chain-hold-for " + srv.Name},
 		{"network server", srv.Spec.Containers[0].Args, "--chain-dir " + dir + " --chain-name " + srv.Name + " --chain-after " + dev.Name},
 	} {
 		if got := strings.Join(c.args, " "); !strings.HasSuffix(got, c.want) {
