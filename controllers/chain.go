@@ -18,10 +18,12 @@ import (
 // operator only reads results: no pod start and no kubelet report of a container's end (the
 // kubelet looks once a second) lies between two runs - about 1.3 s per hand-off on the testbed,
 // three hand-offs, where the quick profile measures 14 s in all. The first run on a node waits
-// until the node's other pods started, and every run that succeeded holds its exit until the
-// node's last runs ended: no pod's start-up and no pod's end (a container's exit, its sandbox's
-// teardown) lies beside a measurement (docs/architecture.md, "How long the quick profile
-// takes"). The operator therefore reads a node's results when its chain ended.
+// until the node's other pods started: no start-up lies beside a measurement. Every run that
+// succeeded holds its exit until the runs after it ended, so that its end (a container's exit,
+// its sandbox's teardown) lies beside the run after the next: beside the links, CPU-bound on
+// the testbed, it cost them 5-20%; beside a sweep point, nothing measurable
+// (docs/architecture.md, "How long the quick profile takes"). The operator reads a run's
+// result one run late, and a failed run, which exits at once, releases the runs before it.
 //
 // The standard profile is not chained: its runs take 10 s, a hand-off is a small share of it,
 // and a long chain would hold a dozen idle pods per node for minutes. Nor is beegfs's sweep:
@@ -29,8 +31,8 @@ import (
 // operator; nor a sweep with points on fewer than all nodes (validation.sweep.nodes).
 
 // chained is one pod of the chain with its place: the runs on its node it follows, for a
-// node's first run the runs whose pods it waits to start, and the node's last runs, whose end
-// it waits for before it exits.
+// node's first run the runs whose pods it waits to start, and the runs after it, whose end it
+// waits for before it exits.
 type chained struct {
 	pod                       *corev1.Pod
 	after, startWith, holdFor []string
@@ -100,19 +102,18 @@ func (r *BurstBufferReconciler) chainedPods(ctx context.Context, s *scope) []cha
 				all = append(all, p.Name)
 			}
 		}
-		var prev, last []string
-		for _, p := range levels[i][len(levels[i])-1] {
-			last = append(last, p.Name)
-		}
+		var prev []string
 		for j, l := range levels[i] {
-			var names []string
+			var names, next []string
+			if j+1 < len(levels[i]) {
+				for _, p := range levels[i][j+1] {
+					next = append(next, p.Name)
+				}
+			}
 			for _, p := range l {
-				c := chained{pod: p, after: prev}
+				c := chained{pod: p, after: prev, holdFor: next}
 				if j == 0 {
 					c.startWith = all
-				}
-				if j < len(levels[i])-1 {
-					c.holdFor = last
 				}
 				out = append(out, c)
 				names = append(names, p.Name)

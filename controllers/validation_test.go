@@ -159,10 +159,11 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(chainedAfter(ctx, ns, "quick-probe-netc-1")).To(Equal("quick-probe-dev-0"))
 		Expect(chainedAfter(ctx, ns, "quick-sweep-0-1")).To(Equal("quick-probe-nets-1,quick-probe-netc-0"))
 		Expect(chainedAfter(ctx, ns, "quick-sweep-1-1")).To(Equal("quick-sweep-0-1"))
-		// Every run but the node's last holds its exit for the last's end: no pod's end lies
-		// beside a measurement.
-		Expect(chainArg(ctx, ns, "quick-probe-dev-0", "hold-for")).To(Equal("quick-sweep-1-0"))
-		Expect(chainArg(ctx, ns, "quick-probe-netc-0", "hold-for")).To(Equal("quick-sweep-1-1"))
+		// Every run but the node's last holds its exit for the end of the runs after it: its
+		// pod's end then does not lie beside the next measurement.
+		Expect(chainArg(ctx, ns, "quick-probe-dev-0", "hold-for")).To(Equal("quick-probe-nets-0,quick-probe-netc-1"))
+		Expect(chainArg(ctx, ns, "quick-probe-netc-0", "hold-for")).To(Equal("quick-sweep-0-1"))
+		Expect(chainArg(ctx, ns, "quick-sweep-0-1", "hold-for")).To(Equal("quick-sweep-1-1"))
 		Expect(chainArg(ctx, ns, "quick-sweep-1-1", "hold-for")).To(BeEmpty())
 		finishPod(ctx, ns, "quick-probe-dev-0", corev1.PodSucceeded, deviceReport(ns+"-a", 301e6, 405e6))
 		finishPod(ctx, ns, "quick-probe-dev-1", corev1.PodSucceeded, deviceReport(ns+"-b", 150e6, 398e6))

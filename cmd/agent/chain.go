@@ -98,9 +98,9 @@ const holdLimit = time.Minute
 
 // end marks the run done (its report is written), then, if it succeeded, holds its exit until
 // the runs of HoldFor ended (at most holdLimit, or a signal): its container's exit and its
-// pod's teardown then come after the node's measurements, not beside the next one - beside
-// the links, CPU-bound on the testbed, they cost 5-20% of their figure. A failed run exits at
-// once, so that the operator learns of it and ends the validation.
+// pod's teardown then do not lie beside the next run - beside the links, CPU-bound on the
+// testbed, they cost 5-20% of their figure. A failed run exits at once, so that the operator
+// learns of it and ends the validation.
 func (c chain) end(ctx context.Context, succeeded bool) {
 	if !c.on() {
 		return

@@ -108,8 +108,8 @@ type Chain struct {
 	// measures (the first run of a chain): the others' start-ups then do not disturb it.
 	StartWith []string
 	// HoldFor are the runs on this node this one, having succeeded, waits to end before it
-	// exits (the chain's last): a container's exit and its pod's teardown then happen after
-	// the node's measurements, not beside one. A failed run exits at once.
+	// exits (the runs after it): its container's exit and its pod's teardown then happen
+	// beside the run after those, not beside the next. A failed run exits at once.
 	HoldFor []string
 }
 
