@@ -93,8 +93,11 @@ func (c chain) await(ctx context.Context, names []string, kind string) []string 
 // ended); the report names the runs it waited for.
 type chainWaitError struct{ error }
 
-// holdLimit bounds how long a run that ended holds its exit for the chain's last runs.
-const holdLimit = time.Minute
+// holdLimit bounds how long a run that ended holds its exit for the runs after it: a quick
+// run after it takes 2-5 s. It also bounds how long the operator, which reads this run's
+// result, stays blind to a failure further on: a peer whose iperf3 server failed leaves this
+// node's client retrying for a minute, which this run does not wait out.
+const holdLimit = 10 * time.Second
 
 // end marks the run done (its report is written), then, if it succeeded, holds its exit until
 // the runs of HoldFor ended (at most holdLimit, or a signal): its container's exit and its

@@ -78,7 +78,7 @@ func newRoot(stdout io.Writer) *cobra.Command {
 	pf.StringVar(&g.chain.Name, agentapi.FlagChainName, "", "this run's name in the chain")
 	pf.StringSliceVar(&g.chain.After, agentapi.FlagChainAfter, nil, "runs of the chain that must have ended before this one measures")
 	pf.StringSliceVar(&g.chain.StartWith, agentapi.FlagChainStartWith, nil, "runs of the chain whose pods must have started before this one measures (at most 30s)")
-	pf.StringSliceVar(&g.chain.HoldFor, agentapi.FlagChainHoldFor, nil, "runs of the chain this one, having succeeded, waits to end before it exits (at most 60s)")
+	pf.StringSliceVar(&g.chain.HoldFor, agentapi.FlagChainHoldFor, nil, "runs of the chain this one, having succeeded, waits to end before it exits (at most 10s)")
 	root.PersistentPreRun = func(*cobra.Command, []string) {
 		if g.quiet {
 			logOut = nil
