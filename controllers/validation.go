@@ -285,10 +285,9 @@ func conditionFailed(bb *v1alpha1.BurstBuffer, t string) bool {
 // stage2 is what stage 2's steps found on this visit, for the steps after them.
 type stage2 struct {
 	// figures are each node's device figures, measured or reused; reused says which came
-	// from another burst buffer's probe, no older than maxAge.
+	// from another burst buffer's probe, no older than reuseMaxAge.
 	figures map[string]nodecache.Figures
 	reused  map[string]bool
-	maxAge  time.Duration
 	// pairs are the measured links; sb is the engine's StorageBench run (nil without one).
 	pairs []netPair
 	sb    *storageBenchRun
@@ -310,7 +309,7 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 	if componentsMeasured(bb) {
 		return ctrl.Result{}, true, nil
 	}
-	s.stage2 = stage2{figures: map[string]nodecache.Figures{}, reused: map[string]bool{}, maxAge: reuseMaxAge(bb)}
+	s.stage2 = stage2{figures: map[string]nodecache.Figures{}, reused: map[string]bool{}}
 	if deviceProbeRound(bb) == 1 {
 		if err := r.startChain(ctx, s); err != nil {
 			return ctrl.Result{}, false, err
@@ -485,7 +484,7 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(ctx context.Context, s 
 		msg += fmt.Sprintf(" (devices in round %d: the sweep had read above the first round's limit)", round)
 	}
 	if n := count(run.reused); n > 0 {
-		msg += fmt.Sprintf(" (%d device figure(s) reused from other burst buffers' probes, younger than %s)", n, run.maxAge)
+		msg += fmt.Sprintf(" (%d device figure(s) reused from other burst buffers' probes, younger than %s)", n, reuseMaxAge(bb))
 		if n == len(s.nodes) {
 			reason = v1alpha1.ReasonReused
 		}
