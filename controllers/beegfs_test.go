@@ -251,7 +251,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 
 		// (e) Metadata on the first node, storage on both.
 		for _, name := range []string{"bgfs-meta-0", "bgfs-storage-0", "bgfs-storage-1"} {
-			Eventually(podExists(ctx, ns, name), timeout).Should(BeTrue(), name)
+			Eventually(podExists(ctx, ns, name), timeout).Should(BeTrue(), "%s", name)
 		}
 		Expect(podExists(ctx, ns, "bgfs-meta-1")()).To(BeFalse())
 		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).
@@ -298,7 +298,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		Expect(cur.Status.Mount.HostPath).To(Equal("/run/beeburst/" + ns + ".bgfs"))
 		Expect(meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionClientsMounted).Status).To(Equal(metav1.ConditionTrue))
 		for _, n := range cur.Status.Nodes {
-			Expect(n.Prepared).To(BeTrue(), n.Name)
+			Expect(n.Prepared).To(BeTrue(), "%s", n.Name)
 		}
 
 		// Teardown: clients first; services only once the clients are gone; then directories.
@@ -309,7 +309,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		forceGone(ctx, ns, "bgfs-client-0")
 		forceGone(ctx, ns, "bgfs-client-1")
 		for _, name := range []string{"bgfs-mgmtd-0", "bgfs-meta-0", "bgfs-storage-0", "bgfs-storage-1"} {
-			Eventually(deleting(ctx, ns, name), timeout).Should(BeTrue(), name)
+			Eventually(deleting(ctx, ns, name), timeout).Should(BeTrue(), "%s", name)
 		}
 		Consistently(podExists(ctx, ns, "bgfs-clean-0"), "1s").Should(BeFalse(), "targets stay until every service stopped")
 		for _, name := range []string{"bgfs-mgmtd-0", "bgfs-meta-0", "bgfs-storage-0", "bgfs-storage-1"} {
