@@ -63,6 +63,9 @@ type BurstBufferReconciler struct {
 	StorageRoots speccheck.Roots
 	// TeardownTimeout bounds each wait of a deletion on a node (teardown.go); 0: 2 minutes.
 	TeardownTimeout time.Duration
+	// StorageClass is the class of the claims and volumes through which pods use burst
+	// buffers (the manager's --storage-class); empty: claim.DefaultStorageClass.
+	StorageClass string
 	// UnschedulableTimeout is how long a copy pod may stay unschedulable before the stage
 	// reports it (CopyUnschedulable); 0: 1 minute.
 	UnschedulableTimeout time.Duration
@@ -166,6 +169,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileComparisonVerdict,            // compare.go
 		r.reconcileAdmission,                    // admission.go: a spec the operator cannot use
 		r.reconcileNodes,                        // phases.go, target.go: which nodes
+		r.reconcileClaim,                        // claim.go: the workload's claim, unbound
 		r.reconcileEstimate,                     // limits.go: stage 1, from the documented hardware
 		r.reconcileEngine,                       // phases.go: the file system
 		r.reconcileValidationGate,               // validation.go: profile, time budget, node locks
@@ -180,6 +184,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileValidationDone,               // validation.go: Validated, locks released
 		r.reconcileTarget,                       // target.go: the verdict on spec.target after stage 3
 		r.reconcileStageIn,                      // staging.go: data copied in before the job
+		r.reconcileVolume,                       // claim.go: Ready - the claim's volume, bound
 	}
 	for _, run := range steps {
 		res, done, err := run(ctx, s)
@@ -259,6 +264,7 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BurstBuffer{}).
 		Owns(&corev1.Pod{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersOfClaim)).
 		// A node lock that changes hands lets the next burst buffer on the node measure.
 		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersWaitingForLock)).

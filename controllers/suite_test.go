@@ -144,7 +144,10 @@ var nodeIPs int
 func makeNode(ctx context.Context, name string, labels map[string]string) {
 	n := &corev1.Node{}
 	n.Name = name
-	n.Labels = labels
+	n.Labels = map[string]string{corev1.LabelHostname: name} // as every kubelet sets it
+	for k, v := range labels {
+		n.Labels[k] = v
+	}
 	Expect(k8s.Create(ctx, n)).To(Succeed())
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
 		Reason: "KubeletReady", LastHeartbeatTime: nowMeta(), LastTransitionTime: nowMeta()}}
