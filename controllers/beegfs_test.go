@@ -544,7 +544,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 			"UNINITIALIZED INITIALIZED ERROR RUNNING STOPPING STOPPED FINISHING FINISHED UNKNOWN",
 			"0 0 1 0 0 0 0 1 0",
 			"NODE ID NODE ALIAS STATUS ACTION ERROR CODE",
-			"s:2 storage_2 error status I/O error from worker",
+			"s:2 node_storage_2 error status I/O error from worker",
 			"write 927734kiB/s s:1",
 			"write 8123kiB/s s:17",
 			"== read (exit 0) ==",

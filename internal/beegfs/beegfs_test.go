@@ -545,3 +545,24 @@ func TestMetadataServers(t *testing.T) {
 		t.Errorf("recorded roles decide: %d, want 1", got)
 	}
 }
+
+// BeeGFS 8's beegfs-setup-meta and -storage accept -S (the string ID of 7.x) and ignore it;
+// mgmtd names nodes and targets from their numeric IDs. The setup commands give the IDs only.
+func TestSetupCommandsGiveNumericIDsOnly(t *testing.T) {
+	in := testInstance(4) // 2 metadata servers, 2 targets per node
+	setups := []string{in.MetaSetup(0), in.MetaSetup(1)}
+	for i := range in.Nodes {
+		setups = append(setups, in.StorageSetups(i)...)
+	}
+	for _, s := range setups {
+		if strings.Contains(" "+s+" ", " -S ") {
+			t.Errorf("%q passes -S, which BeeGFS 8 ignores", s)
+		}
+	}
+	if got, want := in.MetaSetup(1), "beegfs-setup-meta -C -p /host/storage/beeburst/hpc.scratch/meta -s 2"; got != want {
+		t.Errorf("meta setup %q, want %q", got, want)
+	}
+	if got, want := in.StorageSetups(2)[1], "beegfs-setup-storage -C -p /host/storage/beeburst/hpc.scratch/storage/t01 -s 3 -i 34"; got != want {
+		t.Errorf("storage setup %q, want %q", got, want)
+	}
+}
