@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -564,5 +565,88 @@ func TestSetupCommandsGiveNumericIDsOnly(t *testing.T) {
 	}
 	if got, want := in.StorageSetups(2)[1], "beegfs-setup-storage -C -p /host/storage/beeburst/hpc.scratch/storage/t01 -s 3 -i 34"; got != want {
 		t.Errorf("storage setup %q, want %q", got, want)
+	}
+}
+
+// beegfs-meta on an ext4 target stops with "Could not open mtab" when the container has no
+// /etc/mtab (containerd creates none, Debian-slim images ship none). The metadata and storage
+// containers make it a link to /proc/self/mounts, then exec the image's entrypoint with the
+// arguments init.py reads, unchanged.
+func TestServicesStartWithoutMtabInTheImage(t *testing.T) {
+	in := testInstance(2)
+	services := 0
+	for _, p := range allPods(in) {
+		c := p.Spec.Containers[0]
+		var wantArgs []string
+		switch p.Labels["app.kubernetes.io/component"] {
+		case nodetask.ComponentMeta:
+			wantArgs = in.MetaArgs(p.Spec.NodeName)
+		case nodetask.ComponentStorage:
+			wantArgs = in.StorageArgs(p.Spec.NodeName)
+		case nodetask.ComponentMgmtd:
+			if len(c.Command) != 0 {
+				t.Errorf("%s: mgmtd reads no mtab and keeps the image's entrypoint, got command %q", p.Name, c.Command)
+			}
+			continue
+		default:
+			continue
+		}
+		services++
+		if want := []string{"/bin/sh", "-c", mtabScript("/etc/mtab"), "/root/start.sh"}; !slices.Equal(c.Command, want) {
+			t.Errorf("%s: command %q, want %q", p.Name, c.Command, want)
+		}
+		if !slices.Equal(c.Args, wantArgs) {
+			t.Errorf("%s: args %q, want the service's own %q", p.Name, c.Args, wantArgs)
+		}
+	}
+	if services != 4 {
+		t.Fatalf("%d metadata and storage pods, want 2 + 2", services)
+	}
+
+	// The script itself, run by sh with a stand-in entrypoint that reports what it got.
+	dir := t.TempDir()
+	entry := filepath.Join(dir, "start.sh")
+	if err := os.WriteFile(entry, []byte("#!/bin/sh\nfor a in \"$@\"; do echo \"arg:$a\"; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(path string) (string, string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command("/bin/sh", "-c", mtabScript(path), entry, "storeMetaDirectory=/x", "a b")
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v (%s)", path, err, stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
+	const wantArgs = "arg:storeMetaDirectory=/x\narg:a b\n"
+
+	missing := filepath.Join(dir, "mtab")
+	if out, _ := run(missing); out != wantArgs {
+		t.Errorf("entrypoint got %q, want %q", out, wantArgs)
+	}
+	if target, err := os.Readlink(missing); err != nil || target != "/proc/self/mounts" {
+		t.Errorf("no mtab: link %q, %v; want one to /proc/self/mounts", target, err)
+	}
+	if b, err := os.ReadFile(missing); err != nil || !strings.Contains(string(b), " / ") {
+		t.Errorf("the link does not read as a mount table: %v %q", err, b)
+	}
+
+	own := filepath.Join(dir, "own-mtab")
+	if err := os.WriteFile(own, []byte("the image's own\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := run(own); out != wantArgs {
+		t.Errorf("entrypoint got %q, want %q", out, wantArgs)
+	}
+	if b, _ := os.ReadFile(own); string(b) != "the image's own\n" {
+		t.Errorf("an image's own mtab was replaced: %q", b)
+	}
+
+	// A root file system the link cannot be made in: said, and the service starts anyway
+	// (only a metadata target on ext4 needs the file).
+	out, errOut := run(filepath.Join(dir, "read-only", "mtab"))
+	if out != wantArgs || !strings.Contains(errOut, "cannot be created") {
+		t.Errorf("unwritable: entrypoint got %q, stderr %q", out, errOut)
 	}
 }
