@@ -650,3 +650,36 @@ func TestServicesStartWithoutMtabInTheImage(t *testing.T) {
 		t.Errorf("unwritable: entrypoint got %q, stderr %q", out, errOut)
 	}
 }
+
+// mgmtd's licence refusals in its own words (beegfs-rust mgmtd/src/bee_msg/common.rs, logged
+// by its message dispatcher as "<message context>: <error>" through env_logger on stderr), and
+// the lines that look alike but refuse nothing.
+func TestLicenceRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want licenceLimit
+	}{
+		// 8.3.1 with a licence loaded: a server on one machine too many, on its heartbeat (a
+		// server set up with a numeric ID) or its first registration.
+		{"[2026-11-26T10:15:02Z ERROR] Heartbeat: Licensed machine limit reached. Node registration denied.", machineLimit},
+		{"[2026-11-26T10:15:02Z ERROR] Register node: Licensed machine limit reached. Node registration denied.", machineLimit},
+		{"[2026-11-26T10:14:50Z WARN ] Something else\n[2026-11-26T10:15:02Z ERROR] Heartbeat: Licensed machine limit reached. Node registration denied.\n", machineLimit},
+		// Later releases without a licence: the sixth client, as the client pod keeps it.
+		{"mount failed: mount: mounting beegfs_nodev failed\nbeegfs: Number of licensed clients (5) exhausted. Client registration denied.", clientLimit},
+		// No refusal: mgmtd without a licence library (debug level), the CLI's licence check,
+		// registration disabled, the servers' side of a refusal, nothing.
+		{"[2026-11-26T10:15:02Z DEBUG] Could not obtain number of licensed machines, defaulting to unlimited: License verification library not loaded", noLimit},
+		{"Error: unable to verify licensed status: rpc error: code = Unknown desc = Get license: License verification library not loaded.", noLimit},
+		{"[2026-11-26T10:15:02Z ERROR] Heartbeat: Registration of new nodes is not allowed", noLimit},
+		{"(0) Nov26 10:15:02 RegDGramLis [Register node] >> Node registration not successful. Management node offline? Will keep on trying...", noLimit},
+		{"", noLimit},
+	} {
+		if got := licenceRefusal(tc.text); got != tc.want {
+			t.Errorf("licenceRefusal(%q) = %d, want %d", tc.text, got, tc.want)
+		}
+	}
+	// Metadata and storage servers share a machine per node; mgmtd counts machines.
+	if got := serverMachines(PlacementFor(testInstance(4).BB, nodeNames(4))); got != 4 {
+		t.Errorf("4 nodes, 2 with metadata servers: %d machines, want 4", got)
+	}
+}
