@@ -51,8 +51,9 @@ type BurstBufferReconciler struct {
 	Engines map[v1alpha1.EngineType]engine.Engine
 	// Now is the clock (tests may replace it).
 	Now func() time.Time
-	// PodLogTail returns the last lines of a pod's log (the progress of a running copy). Set
-	// from the manager's config by SetupWithManager when nil.
+	// PodLogTail returns the last lines of a pod's log (the progress of a running copy; the
+	// beegfs engine's management service). Set from the manager's config by SetupWithManager
+	// when nil.
 	PodLogTail func(ctx context.Context, namespace, name string, lines int64) (string, error)
 	// APIReader reads past the cache: whether a user's Secret (an object store's credentials)
 	// exists, and the kubelet's events about a pod that does not start. Set to the manager's
@@ -236,7 +237,14 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Engines[v1alpha1.EngineBeeGFS] == nil {
 		// Reader reads other BurstBuffers from the API server, not the cache, when a port shift
 		// is allocated: two burst buffers must not pick the same shift from a stale cache.
-		r.Engines[v1alpha1.EngineBeeGFS] = beegfs.Engine{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), AgentImage: r.AgentImage, TaskNamespace: r.CacheNamespace}
+		r.Engines[v1alpha1.EngineBeeGFS] = beegfs.Engine{
+			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), AgentImage: r.AgentImage, TaskNamespace: r.CacheNamespace,
+			// mgmtd's log, where alone a licence limit's refusal of servers shows (PodLogTail
+			// is set below).
+			Logs: func(ctx context.Context, ns, name string, lines int64) (string, error) {
+				return r.PodLogTail(ctx, ns, name, lines)
+			},
+		}
 	}
 	if r.Now == nil {
 		r.Now = time.Now

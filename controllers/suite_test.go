@@ -98,6 +98,7 @@ func startManager() {
 		Recorder:       mgr.GetEventRecorder("beeburst"),
 		AgentImage:     "beeburst/agent:test",
 		CacheNamespace: "default",
+		PodLogTail:     podLogs.tail,
 		// Short bounds, so that the specs of stuck teardowns and copies run in seconds.
 		TeardownTimeout:      teardownBound,
 		UnschedulableTimeout: unschedulableBound,

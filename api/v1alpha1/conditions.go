@@ -127,7 +127,8 @@ const (
 	// ReasonMachineUUIDMissing: a node has no machine UUID (DMI product_uuid), without which
 	// BeeGFS 8 metadata and storage servers refuse to register.
 	ReasonMachineUUIDMissing = "MachineUUIDMissing"
-	// ReasonLicenseRequired: the management service refused clients for want of a licence.
+	// ReasonLicenseRequired: the management service refused clients, or servers on more
+	// machines than its licence allows, for want of a licence.
 	ReasonLicenseRequired = "LicenseRequired"
 	// ReasonLicenseSecretMissing: spec.beegfs.licenseSecret names a Secret that does not
 	// exist (yet); the services wait for it.

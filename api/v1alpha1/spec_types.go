@@ -425,8 +425,10 @@ type BeeGFSSpec struct {
 	// licenseSecret names a Secret in the burst buffer's namespace whose key license.pem is
 	// the BeeGFS licence certificate; the management service loads it (--license-cert-file).
 	// BeeGFS 8.3.1 runs without one (with warnings); later releases admit at most 5 clients
-	// without a licence, so a burst buffer over 6 or more nodes needs one there (condition
-	// reason LicenseRequired). Empty: no licence.
+	// without a licence, so a burst buffer over 6 or more nodes needs one there. A licence in
+	// turn admits metadata and storage servers on as many machines as it names, and every node
+	// runs a storage server. Either refusal fails the burst buffer (condition reason
+	// LicenseRequired). Empty: no licence.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="beegfs.licenseSecret is immutable: the management service reads it only at start"
