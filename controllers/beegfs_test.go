@@ -19,6 +19,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 // The beegfs engine's specs. There is no kubelet: the specs play it - task pods end with a
@@ -48,7 +49,7 @@ func makeBeeGFSNode(ctx context.Context, name, ip string, labels map[string]stri
 // runPod plays the kubelet for a long-running pod: running and Ready.
 func runPod(ctx context.Context, ns, name string) {
 	pod := &corev1.Pod{}
-	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
+	Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, name), pod) }, timeout).Should(Succeed())
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: nowMeta()}}
 	Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
@@ -83,21 +84,22 @@ func (f *fakeLogs) tail(_ context.Context, ns, name string, lines int64) (string
 
 func podExists(ctx context.Context, ns, name string) func() bool {
 	return func() bool {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Pod{}) == nil
+		return k8s.Get(ctx, podKey(ctx, ns, name), &corev1.Pod{}) == nil
 	}
 }
 
 func deleting(ctx context.Context, ns, name string) func() bool {
 	return func() bool {
 		pod := &corev1.Pod{}
-		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) == nil && !pod.DeletionTimestamp.IsZero()
+		return k8s.Get(ctx, podKey(ctx, ns, name), pod) == nil && !pod.DeletionTimestamp.IsZero()
 	}
 }
 
 // forceGone plays the kubelet confirming that a deleted pod stopped.
 func forceGone(ctx context.Context, ns, name string) {
 	pod := &corev1.Pod{}
-	pod.Namespace, pod.Name = ns, name
+	k := podKey(ctx, ns, name)
+	pod.Namespace, pod.Name = k.Namespace, k.Name
 	Expect(client.IgnoreNotFound(k8s.Delete(ctx, pod, client.GracePeriodSeconds(0)))).To(Succeed())
 	Eventually(podExists(ctx, ns, name), timeout).Should(BeFalse())
 }
@@ -109,11 +111,9 @@ func stopped(ctx context.Context, ns, bb string, names ...string) {
 	for _, n := range names {
 		Eventually(deleting(ctx, ns, n), timeout).Should(BeTrue(), "%s is stopped", n)
 	}
-	var pods corev1.PodList
-	Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelBurstBuffer: bb})).To(Succeed())
-	for _, p := range pods.Items {
+	for _, p := range podsOfBB(ctx, ns, bb) {
 		if !p.DeletionTimestamp.IsZero() {
-			forceGone(ctx, ns, p.Name)
+			forceGone(ctx, p.Namespace, p.Name)
 		}
 	}
 }
@@ -127,11 +127,16 @@ func chainedAfter(ctx context.Context, ns, name string) (after, startWith string
 // chainArg is the value of a measuring pod's --chain-<flag>, "" without one.
 func chainArg(ctx context.Context, ns, name, flag string) string {
 	pod := &corev1.Pod{}
-	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
+	Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, name), pod) }, timeout).Should(Succeed())
 	args := pod.Spec.Containers[0].Args
 	for i := 0; i+1 < len(args); i++ {
 		if args[i] == "--chain-"+flag {
-			return args[i+1]
+			// The runs' names as they would be beside the burst buffer (podsOf).
+			names := strings.Split(args[i+1], ",")
+			for k := range names {
+				names[k] = strings.TrimPrefix(names[k], nodetask.NamespaceTag(ns)+"-")
+			}
+			return strings.Join(names, ",")
 		}
 	}
 	return ""
@@ -161,7 +166,7 @@ func quickBeeGFS(ctx context.Context, ns, name string) (*v1alpha1.BurstBuffer, [
 	nodes := []string{ns + "-a", ns + "-b"}
 	DeferCleanup(func() {
 		for _, n := range nodes {
-			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: nodecache.Name(n)}})
 		}
 	})
 	bb := beegfsBB(ns, name, 2)
@@ -202,13 +207,11 @@ func tearDownWithTasks(ctx context.Context, bb *v1alpha1.BurstBuffer) { tearDown
 func tearDown(ctx context.Context, bb *v1alpha1.BurstBuffer) {
 	Expect(k8s.Delete(ctx, bb)).To(Succeed())
 	Eventually(func(g Gomega) {
-		var pods corev1.PodList
-		g.Expect(k8s.List(ctx, &pods, client.InNamespace(bb.Namespace))).To(Succeed())
-		for _, p := range pods.Items {
+		for _, p := range podsOfBB(ctx, bb.Namespace, bb.Name) {
 			switch {
 			case !p.DeletionTimestamp.IsZero():
 				_ = k8s.Delete(ctx, &p, client.GracePeriodSeconds(0))
-			case strings.HasPrefix(p.Name, bb.Name+"-clean-") && p.Status.Phase == corev1.PodPending:
+			case p.Labels[nodetask.LabelComponent] == nodetask.ComponentClean && p.Status.Phase == corev1.PodPending:
 				finishPod(ctx, p.Namespace, p.Name, corev1.PodSucceeded, "")
 			}
 		}
@@ -236,11 +239,12 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		for i, node := range []string{ns + "-a", ns + "-b"} {
 			pod := &corev1.Pod{}
 			Eventually(func() error {
-				return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("bgfs-modcheck-%d", i)}, pod)
+				return k8s.Get(ctx, podKey(ctx, ns, fmt.Sprintf("bgfs-modcheck-%d", i)), pod)
 			}, timeout).Should(Succeed())
 			Expect(pod.Spec.NodeName).To(Equal(node))
 			Expect(pod.Spec.Containers[0].Args).To(ContainElements("check-module", "beegfs", "--machine-uuid"))
-			Expect(pod.OwnerReferences[0].Kind).To(Equal("BurstBuffer"))
+			Expect(pod.Namespace).To(Equal(operatorNamespace), "host-level pods run in the operator's namespace")
+			Expect(nodetask.BelongsTo(get(ctx, bb), pod)).To(BeTrue())
 		}
 		Consistently(podExists(ctx, ns, "bgfs-mgmtd-0"), "1s").Should(BeFalse(), "nothing may start before the module check passed")
 		Expect(get(ctx, bb).Status.BeeGFS).To(BeNil())
@@ -248,29 +252,29 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 
 		// (b) Port shift and address, recorded; (c) the auth Secret, owned.
 		Eventually(beegfsStatus(ctx, bb), timeout).Should(Equal(&v1alpha1.BeeGFSStatus{
-			ConnPortShift: beegfs.ShiftStart, ManagementAddress: "10.9.0.1:18010", AuthSecretName: "bgfs-beegfs-auth",
+			ConnPortShift: beegfs.ShiftStart, ManagementAddress: "10.9.0.1:18010", AuthSecretName: taskKey(ns, "bgfs-beegfs-auth").Name,
 		}))
 		sec := &corev1.Secret{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bgfs-beegfs-auth"}, sec) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, taskKey(ns, "bgfs-beegfs-auth"), sec) }, timeout).Should(Succeed())
 		Expect(sec.Data).To(HaveKey(beegfs.KeyConnAuth))
 		Expect(sec.Data).To(HaveKey(beegfs.KeyTLSCert))
 		Expect(sec.Data).To(HaveKey(beegfs.KeyTLSKey))
-		Expect(metav1.IsControlledBy(sec, get(ctx, bb))).To(BeTrue())
+		Expect(nodetask.BelongsTo(get(ctx, bb), sec)).To(BeTrue())
 		// ... and the files the services read at start: each node restricted to its InternalIP.
 		cm := &corev1.ConfigMap{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bgfs-beegfs"}, cm) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, taskKey(ns, "bgfs-beegfs"), cm) }, timeout).Should(Succeed())
 		Expect(cm.Data).To(HaveKeyWithValue("interfaces."+ns+"-a", "* 10.9.0.1\n"))
 		Expect(cm.Data).To(HaveKeyWithValue("interfaces."+ns+"-b", "* 10.9.0.2\n"))
 		Expect(cm.Data[beegfs.MgmtdConfigKey]).To(ContainSubstring(`interfaces = ["* 10.9.0.1"]`))
-		Expect(metav1.IsControlledBy(cm, get(ctx, bb))).To(BeTrue())
+		Expect(nodetask.BelongsTo(get(ctx, bb), cm)).To(BeTrue())
 
 		// (d) mgmtd on the first node, host network, shifted ports, owned.
 		mg := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bgfs-mgmtd-0"}, mg) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "bgfs-mgmtd-0"), mg) }, timeout).Should(Succeed())
 		Expect(mg.Spec.NodeName).To(Equal(ns + "-a"))
 		Expect(mg.Spec.HostNetwork).To(BeTrue())
 		Expect(mg.Spec.Containers[0].Args).To(ContainElements("--beemsg-port=18008", "--grpc-port=18010", "--auth-file=/etc/beeburst/auth/conn.auth"))
-		Expect(metav1.IsControlledBy(mg, get(ctx, bb))).To(BeTrue())
+		Expect(nodetask.BelongsTo(get(ctx, bb), mg)).To(BeTrue())
 		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(And(
 			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProvisioning),
 			WithTransform(func(c *metav1.Condition) string { return c.Message }, ContainSubstring("management service"))))
@@ -295,7 +299,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 			Should(ContainSubstring("1 of 2 storage targets"), "what the failed check found stays in view")
 		Eventually(func() corev1.PodPhase {
 			pod := &corev1.Pod{}
-			_ = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bgfs-ready-0"}, pod)
+			_ = k8s.Get(ctx, podKey(ctx, ns, "bgfs-ready-0"), pod)
 			return pod.Status.Phase
 		}, timeout).Should(Equal(corev1.PodPending), "a fresh readiness pod")
 		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).
@@ -304,7 +308,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 
 		// (g) Striping from spec.layout (defaults: 512ki over min(4, 2 targets)).
 		stripe := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bgfs-stripe-0"}, stripe) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "bgfs-stripe-0"), stripe) }, timeout).Should(Succeed())
 		Expect(stripe.Spec.Containers[0].Command[2]).To(ContainSubstring("entry set --chunk-size=512ki --num-targets=2 /"))
 		Expect(podExists(ctx, ns, "bgfs-client-0")()).To(BeFalse())
 		finishPod(ctx, ns, "bgfs-stripe-0", corev1.PodSucceeded, "")
@@ -313,7 +317,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		for i := range 2 {
 			name := fmt.Sprintf("bgfs-client-%d", i)
 			pod := &corev1.Pod{}
-			Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
+			Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, name), pod) }, timeout).Should(Succeed())
 			Expect(*pod.Spec.Containers[0].SecurityContext.Privileged).To(BeTrue())
 		}
 		Eventually(condition(ctx, bb, v1alpha1.ConditionClientsMounted), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonMounting))
@@ -346,7 +350,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		for i := range 2 {
 			clean := &corev1.Pod{}
 			name := fmt.Sprintf("bgfs-clean-%d", i)
-			Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, clean) }, timeout).Should(Succeed())
+			Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, name), clean) }, timeout).Should(Succeed())
 			Expect(clean.Spec.Containers[0].Args).To(ContainElements("dir", "remove", "/host/storage/beeburst/"+ns+".bgfs"))
 			finishPod(ctx, ns, name, corev1.PodSucceeded, "")
 		}
@@ -419,7 +423,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "beegfs-license"},
 			Data: map[string][]byte{beegfs.KeyLicense: []byte("-----BEGIN CERTIFICATE-----\n")}})).To(Succeed())
 		mg := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "lic-mgmtd-0"}, mg) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "lic-mgmtd-0"), mg) }, timeout).Should(Succeed())
 		Expect(mg.Spec.Containers[0].Args).To(ContainElement("--license-cert-file=/etc/beeburst/license/license.pem"))
 		runPod(ctx, ns, "lic-mgmtd-0")
 		runPod(ctx, ns, "lic-meta-0")
@@ -433,7 +437,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		// 0b5af5c) do not build from the sources we have. The words are mgmtd's
 		// (mgmtd/src/bee_msg/common.rs) as the client pod's script keeps them from the kernel log.
 		pod := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "lic-client-1"}, pod) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "lic-client-1"), pod) }, timeout).Should(Succeed())
 		pod.Status.Phase = corev1.PodRunning
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
 			Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image,
@@ -466,7 +470,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		// registration and says so in its own log only (beegfs-rust mgmtd/src/bee_msg/common.rs,
 		// 8.3.1 with a licence for one machine); the server logs that it will keep on trying.
 		pod := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "licmach-storage-1"}, pod) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "licmach-storage-1"), pod) }, timeout).Should(Succeed())
 		pod.Status.Phase = corev1.PodRunning
 		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: nowMeta()}}
 		Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
@@ -477,7 +481,8 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 
 		// mgmtd's log gets the refusal after the operator last looked: no pod changes, so the
 		// operator must look again by itself.
-		podLogs.set(ns, "licmach-mgmtd-0", "[2026-11-26T10:14:48Z WARN ] No license loaded for feature ...\n"+
+		mgmtd := taskKey(ns, "licmach-mgmtd-0")
+		podLogs.set(mgmtd.Namespace, mgmtd.Name, "[2026-11-26T10:14:48Z WARN ] No license loaded for feature ...\n"+
 			"[2026-11-26T10:15:02Z ERROR] Heartbeat: Licensed machine limit reached. Node registration denied.\n")
 		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired))
 		msg := condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message
@@ -537,16 +542,16 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		finishPod(ctx, ns, "sb-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 0.98e9, 2.0e9))
 		// The links on the host network, where BeeGFS's traffic goes.
 		netServer := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sb-probe-nets-0"}, netServer) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "sb-probe-nets-0"), netServer) }, timeout).Should(Succeed())
 		Expect(netServer.Spec.HostNetwork).To(BeTrue())
 		finishNetwork(ctx, ns, "sb", nodes, 1.1e9)
 
 		// Then StorageBench, from the management node like the readiness check, sized from the
 		// fio figures: 1.02 GB/s x 3 s over 4 streams, capped at half the free 4 GiB = 512 MiB.
 		pod := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sb-storagebench-0"}, pod) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "sb-storagebench-0"), pod) }, timeout).Should(Succeed())
 		Expect(pod.Spec.NodeName).To(Equal(nodes[0]))
-		Expect(metav1.IsControlledBy(pod, get(ctx, bb))).To(BeTrue())
+		Expect(nodetask.BelongsTo(get(ctx, bb), pod)).To(BeTrue())
 		script := pod.Spec.Containers[0].Command[2]
 		Expect(script).To(ContainSubstring("benchmark start $F"))
 		Expect(script).To(ContainSubstring("--size=536870912 --block-size=1048576 --num-tasks=4 --odirect"))
@@ -595,7 +600,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 
 		// Stage 3 measures the file system the job uses: the ideal workload writes through the
 		// BeeGFS client mount, not into the targets' directories.
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sb-sweep-0-0"}, pod) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "sb-sweep-0-0"), pod) }, timeout).Should(Succeed())
 		Expect(pod.Spec.Containers[0].Args).To(ContainElements("ideal", "--dir", "/burst-buffer"))
 		Expect(pod.Spec.Volumes).To(ContainElement(HaveField("VolumeSource.HostPath.Path", "/run/beeburst/"+ns+".sb")))
 
@@ -647,7 +652,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		Expect(a.ManagementAddress).NotTo(Equal(b.ManagementAddress))
 		for _, bb := range []*v1alpha1.BurstBuffer{first, second} {
 			mg := &corev1.Pod{}
-			Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: bb.Name + "-mgmtd-0"}, mg) }, timeout).Should(Succeed())
+			Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, bb.Name+"-mgmtd-0"), mg) }, timeout).Should(Succeed())
 			Expect(mg.Spec.Containers[0].Ports[0].HostPort).To(Equal(beegfs.BaseMgmtdPort + beegfsStatus(ctx, bb)().ConnPortShift))
 		}
 		tearDown(ctx, first)

@@ -31,6 +31,7 @@ import (
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/engine/local"
 	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/speccheck"
 	"github.com/beeburst/beeburst/internal/workload"
 )
@@ -153,6 +154,12 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		logTransitions(ctx, before, bb)
 	}()
 	initConditions(bb)
+	if bb.Status.TaskNamespace == "" && len(bb.Status.Nodes) == 0 && r.CacheNamespace != "" {
+		// Recorded before anything runs on a node: where this burst buffer's host-level
+		// children live for the rest of its life. (One with nodes and none recorded has its
+		// children beside it, and keeps them there.)
+		bb.Status.TaskNamespace = r.CacheNamespace
+	}
 
 	if !bb.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
@@ -271,7 +278,10 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BurstBuffer{}).
-		Owns(&corev1.Pod{}).
+		// The operator's pods: most run in its own namespace, where no owner reference can
+		// point at a burst buffer; their labels name it.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(burstBufferOfChild),
+			builder.WithPredicates(predicate.NewPredicateFuncs(isOurs))).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersOfClaim)).
 		// A node lock that changes hands lets the next burst buffer on the node measure.
@@ -288,6 +298,24 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}))).
 		Named("burstbuffer").
 		Complete(r)
+}
+
+// burstBufferOfChild maps one of the operator's children to its burst buffer, by its labels.
+func burstBufferOfChild(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[v1alpha1.LabelBurstBuffer]
+	if name == "" {
+		return nil
+	}
+	ns := o.GetLabels()[nodetask.LabelBurstBufferNamespace]
+	if ns == "" {
+		ns = o.GetNamespace()
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
+}
+
+// isOurs: an object the operator made (its managed-by label).
+func isOurs(o client.Object) bool {
+	return o.GetLabels()[nodetask.LabelManagedBy] == nodetask.ManagedBy
 }
 
 // burstBuffersWaitingForNodes maps a node event to the burst buffers that have no nodes yet.

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 var _ = Describe("BurstBuffer with the local engine", func() {
@@ -47,16 +48,17 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 			g.Expect(cur.Status.Capacity.String()).To(Equal("20Gi"))
 		}, timeout).Should(Succeed())
 
-		// One prepare pod per node, pinned to it, owned by the burst buffer.
+		// One prepare pod per node, pinned to it, in the operator's namespace, labelled as the
+		// burst buffer's (no owner reference crosses namespaces).
 		for i, node := range []string{ns + "-a", ns + "-b"} {
 			pod := &corev1.Pod{}
 			Eventually(func() error {
-				return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("scratch-prep-%d", i)}, pod)
+				return k8s.Get(ctx, podKey(ctx, ns, fmt.Sprintf("scratch-prep-%d", i)), pod)
 			}, timeout).Should(Succeed())
 			Expect(pod.Spec.NodeName).To(Equal(node))
-			Expect(pod.OwnerReferences).To(HaveLen(1))
-			Expect(pod.OwnerReferences[0].Kind).To(Equal("BurstBuffer"))
-			Expect(*pod.OwnerReferences[0].Controller).To(BeTrue())
+			Expect(pod.Namespace).To(Equal(operatorNamespace))
+			Expect(pod.OwnerReferences).To(BeEmpty())
+			Expect(nodetask.BelongsTo(get(ctx, bb), pod)).To(BeTrue())
 			Expect(pod.Spec.Containers[0].Args).To(Equal([]string{"--termination-log=/dev/termination-log", "dir", "create", "--path", "/host/storage/beeburst/" + ns + ".scratch"}))
 			Expect(pod.Spec.Volumes[0].HostPath.Path).To(Equal("/mnt/nvme"))
 			Expect(*pod.Spec.Volumes[0].HostPath.Type).To(Equal(corev1.HostPathDirectory))
@@ -97,7 +99,7 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 		bb := localBB(ns, "midway", 2)
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "midway-prep-1"}, &corev1.Pod{})
+			return k8s.Get(ctx, podKey(ctx, ns, "midway-prep-1"), &corev1.Pod{})
 		}, timeout).Should(Succeed())
 		finishPod(ctx, ns, "midway-prep-0", corev1.PodSucceeded, "")
 		// Provisioning is under way (a prepare pod running) when the user deletes it: the
@@ -110,7 +112,7 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonDeleting),
 			WithTransform(func(c *metav1.Condition) string { return c.Message }, ContainSubstring("midway-prep-1 on node "+ns+"-b"))))
 		Consistently(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "midway-clean-0"}, &corev1.Pod{})
+			return k8s.Get(ctx, podKey(ctx, ns, "midway-clean-0"), &corev1.Pod{})
 		}, 2*time.Second).ShouldNot(Succeed(), "no clean pod may race a running prepare pod")
 
 		forceGone(ctx, ns, "midway-prep-1") // the kubelet stopped it
@@ -134,7 +136,7 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseStageOutFailed))
 		Expect(condition(ctx, bb, v1alpha1.ConditionStagedOut)().Message).To(ContainSubstring("spec.teardown.hurry"))
 		Consistently(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "keep-clean-0"}, &corev1.Pod{})
+			return k8s.Get(ctx, podKey(ctx, ns, "keep-clean-0"), &corev1.Pod{})
 		}, 2*time.Second).ShouldNot(Succeed(), "no data may be removed before stage-out")
 
 		cur := get(ctx, bb)

@@ -29,7 +29,9 @@ func CacheOptions(namespace string) cache.Options {
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:       {Label: podCacheSelector()},
 		&corev1.ConfigMap{}: {Label: ours},
-		&corev1.Secret{}:    {Label: ours},
+		// Its own Secrets live in its namespace only (nodetask.Namespace); a user's Secret
+		// that a spec names is read past the cache.
+		&corev1.Secret{}: {Namespaces: map[string]cache.Config{namespace: {}}, Label: ours},
 		// The volumes the operator made for its claims; other volumes are no business of it.
 		&corev1.PersistentVolume{}: {Label: ours},
 		&coordinationv1.Lease{}: {

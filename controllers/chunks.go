@@ -214,13 +214,13 @@ func (r *BurstBufferReconciler) runChunkCandidates(ctx context.Context, s *scope
 	bb := s.bb
 	deadline := r.Now().Add(chunkTuningBudget(bb))
 	var first corev1.Pod
-	if err := r.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: nodetask.Name(bb, nodetask.ComponentChunkSet, 0)}, &first); err == nil {
+	if err := r.Get(ctx, client.ObjectKey{Namespace: nodetask.Namespace(bb), Name: nodetask.Name(bb, nodetask.ComponentChunkSet, 0)}, &first); err == nil {
 		deadline = first.CreationTimestamp.Add(chunkTuningBudget(bb))
 	}
 	var results []sizing.ChunkResult
 	for k, size := range plan.Sizes {
 		var cur corev1.Pod
-		err := r.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: nodetask.Name(bb, nodetask.ComponentChunkSet, k)}, &cur)
+		err := r.Get(ctx, client.ObjectKey{Namespace: nodetask.Namespace(bb), Name: nodetask.Name(bb, nodetask.ComponentChunkSet, k)}, &cur)
 		if client.IgnoreNotFound(err) != nil {
 			return nil, "", err
 		}
@@ -389,7 +389,7 @@ func (r *BurstBufferReconciler) reconcileChunkSizeVerdict(ctx context.Context, s
 	ended := fmt.Sprintf("validation ended (%s) before the chunk-size tuning did", validationEndedBy(bb))
 	setter, ok := s.engine.(chunkSetter)
 	var first corev1.Pod
-	err := r.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: nodetask.Name(bb, nodetask.ComponentChunkSet, 0)}, &first)
+	err := r.Get(ctx, client.ObjectKey{Namespace: nodetask.Namespace(bb), Name: nodetask.Name(bb, nodetask.ComponentChunkSet, 0)}, &first)
 	if client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, true, err
 	}

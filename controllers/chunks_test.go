@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
@@ -57,7 +56,7 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 	candidate := func(bb *v1alpha1.BurstBuffer, k int, chunk string, write, read float64, failOn string) {
 		set := fmt.Sprintf("%s-chunkset-%d", bb.Name, k)
 		pod := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: set}, pod) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, set), pod) }, timeout).Should(Succeed())
 		script := pod.Spec.Containers[0].Command[2]
 		Expect(script).To(And(ContainSubstring("mkdir -p /burst-buffer/.beeburst-chunks/"+chunk),
 			ContainSubstring("bee entry set --chunk-size="+chunk+" --num-targets=2 /.beeburst-chunks/"+chunk)))
@@ -67,7 +66,7 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 		finishPod(ctx, ns, set, corev1.PodSucceeded, "stripe pattern set")
 		for i, node := range nodes {
 			run := fmt.Sprintf("%s-chunk-%d-%d", bb.Name, k, i)
-			Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: run}, pod) }, timeout).Should(Succeed())
+			Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, run), pod) }, timeout).Should(Succeed())
 			Expect(pod.Spec.NodeName).To(Equal(node))
 			Expect(pod.Spec.Containers[0].Args).To(ContainElements("ideal", "--dir", "/burst-buffer/.beeburst-chunks/"+chunk, "--procs", "4"))
 			if node == failOn {
@@ -118,7 +117,7 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 
 		// 4Mi wins (write +30%, read +4%); 16Mi failed on a node and is said so, not dropped.
 		apply := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "auto-chunkset-99"}, apply) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "auto-chunkset-99"), apply) }, timeout).Should(Succeed())
 		Expect(apply.Spec.Containers[0].Command[2]).To(And(ContainSubstring("bee entry set --chunk-size=4Mi --num-targets=2 /\n"),
 			ContainSubstring("rm -rf /burst-buffer/.beeburst-chunks")))
 		Consistently(podExists(ctx, ns, "auto-sweep-0-0"), "1s").Should(BeFalse(), "the sweep waits for the chosen size")
@@ -204,7 +203,7 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort))
 		// The root keeps the baseline and the candidates' directories go.
 		apply := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cut-chunkset-99"}, apply) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "cut-chunkset-99"), apply) }, timeout).Should(Succeed())
 		Expect(apply.Spec.Containers[0].Command[2]).To(ContainSubstring("--chunk-size=512ki --num-targets=2 /\n"))
 		finishPod(ctx, ns, "cut-chunkset-99", corev1.PodSucceeded, "")
 		Eventually(condition(ctx, bb, v1alpha1.ConditionChunkSizeChosen), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonChunkSizeNotTuned))

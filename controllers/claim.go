@@ -15,6 +15,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/claim"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/staging"
 )
 
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=create;delete
@@ -40,9 +41,13 @@ func (r *BurstBufferReconciler) reconcileClaim(ctx context.Context, s *scope) (c
 	if len(s.nodes) == 0 {
 		return ctrl.Result{}, true, nil
 	}
-	c, err := r.ensureClaim(ctx, bb, claim.Workload, len(s.nodes))
-	if err != nil || c == nil {
+	c, conflict, err := r.ensureClaim(ctx, bb, claim.Workload, len(s.nodes))
+	if err != nil {
 		return ctrl.Result{}, true, err
+	}
+	if c == nil {
+		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimConflict, conflict)
+		return ctrl.Result{}, true, nil
 	}
 	if bb.Status.Mount == nil {
 		bb.Status.Mount = &v1alpha1.MountStatus{Path: bb.Spec.Workload.MountPath}
@@ -56,27 +61,26 @@ func (r *BurstBufferReconciler) reconcileClaim(ctx context.Context, s *scope) (c
 	return ctrl.Result{}, true, nil
 }
 
-// ensureClaim creates the burst buffer's claim of purpose p, or finds it. nil (with
-// ClaimBound False, ClaimConflict) when a claim of the name belongs to something else.
-func (r *BurstBufferReconciler) ensureClaim(ctx context.Context, bb *v1alpha1.BurstBuffer, p claim.Purpose, nodes int) (*corev1.PersistentVolumeClaim, error) {
+// ensureClaim creates the burst buffer's claim of purpose p, or finds it. nil, with what to
+// do about it, when a claim of the name belongs to something else.
+func (r *BurstBufferReconciler) ensureClaim(ctx context.Context, bb *v1alpha1.BurstBuffer, p claim.Purpose, nodes int) (*corev1.PersistentVolumeClaim, string, error) {
 	want := claim.Claim(bb, p, r.storageClass(), nodes)
 	var cur corev1.PersistentVolumeClaim
 	err := r.Get(ctx, client.ObjectKeyFromObject(want), &cur)
 	if apierrors.IsNotFound(err) {
 		if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, err
+			return nil, "", err
 		}
 		// The cache sees the new claim on a later visit; the object created is the claim.
-		return want, nil
+		return want, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if !claim.Ours(bb, &cur) {
-		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimConflict, claim.IsNotYours(bb, &cur))
-		return nil, nil
+		return nil, claim.IsNotYours(bb, &cur), nil
 	}
-	return &cur, nil
+	return &cur, "", nil
 }
 
 // reconcileVolume gives the workload's claim its volume once every stage is done (this step
@@ -86,15 +90,20 @@ func (r *BurstBufferReconciler) reconcileVolume(ctx context.Context, s *scope) (
 	if !allStagesDone(bb) || len(s.nodes) == 0 {
 		return ctrl.Result{}, true, nil
 	}
-	c, err := r.ensureClaim(ctx, bb, claim.Workload, len(s.nodes))
-	if err != nil || c == nil {
+	c, conflict, err := r.ensureClaim(ctx, bb, claim.Workload, len(s.nodes))
+	if err != nil {
 		return ctrl.Result{}, true, err
 	}
-	pv, err := r.ensureVolume(ctx, s, c)
+	if c == nil {
+		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimConflict, conflict)
+		return ctrl.Result{}, true, nil
+	}
+	pv, problem, err := r.ensureVolume(ctx, s, c)
 	if err != nil {
 		return ctrl.Result{}, true, err
 	}
 	if pv == nil {
+		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimWaiting, problem)
 		return ctrl.Result{}, true, nil
 	}
 	if c.Status.Phase == corev1.ClaimBound {
@@ -109,33 +118,61 @@ func (r *BurstBufferReconciler) reconcileVolume(ctx context.Context, s *scope) (
 	return ctrl.Result{}, true, nil
 }
 
-// ensureVolume creates the PersistentVolume of claim c, or finds it; nil (with ClaimBound
-// saying why) when it cannot be built yet.
-func (r *BurstBufferReconciler) ensureVolume(ctx context.Context, s *scope, c *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, error) {
+// ensureVolume creates the PersistentVolume of claim c, or finds it; nil, with why, when it
+// cannot be built yet.
+func (r *BurstBufferReconciler) ensureVolume(ctx context.Context, s *scope, c *corev1.PersistentVolumeClaim) (*corev1.PersistentVolume, string, error) {
 	bb := s.bb
 	var pv corev1.PersistentVolume
 	name := claim.VolumeName(bb, claim.Purpose(c.Labels[nodetask.LabelComponent]))
 	err := r.Get(ctx, client.ObjectKey{Name: name}, &pv)
 	if err == nil {
-		return &pv, nil
+		return &pv, "", nil
 	}
 	if !apierrors.IsNotFound(err) {
-		return nil, err
+		return nil, "", err
 	}
 	hostPath := ""
 	if bb.Status.Mount != nil {
 		hostPath = bb.Status.Mount.HostPath
 	}
+	if len(s.nodeObjs) == 0 {
+		// Deletion does not choose nodes: read them (a node that is gone is left out).
+		for _, name := range s.nodes {
+			var n corev1.Node
+			if err := r.Get(ctx, client.ObjectKey{Name: name}, &n); err == nil {
+				s.nodeObjs = append(s.nodeObjs, n)
+			} else if !apierrors.IsNotFound(err) {
+				return nil, "", err
+			}
+		}
+	}
 	want, err := claim.Volume(bb, c, hostPath, s.nodeObjs, volumeCapacity(bb, len(s.nodes)))
 	if err != nil {
-		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimWaiting,
-			fmt.Sprintf("claim %s cannot be given a volume: %v", c.Name, err))
-		return nil, nil
+		return nil, fmt.Sprintf("claim %s cannot be given a volume: %v", c.Name, err), nil
 	}
 	if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, err
+		return nil, "", err
 	}
-	return want, nil
+	return want, "", nil
+}
+
+// ensureStagingClaim gives the copies of direction d the staging claim, bound to the burst
+// buffer's directory on its nodes at once; false, with the direction's condition saying why,
+// when it cannot be made.
+func (r *BurstBufferReconciler) ensureStagingClaim(ctx context.Context, s *scope, d staging.Direction) (bool, error) {
+	c, problem, err := r.ensureClaim(ctx, s.bb, claim.Staging, len(s.nodes))
+	if err == nil && c != nil {
+		var pv *corev1.PersistentVolume
+		pv, problem, err = r.ensureVolume(ctx, s, c)
+		if err == nil && pv != nil {
+			return true, nil
+		}
+	}
+	if err != nil {
+		return false, err
+	}
+	setCondition(s.bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonClaimConflict, fmt.Sprintf("the %s copies cannot mount the burst buffer: %s", d.Name(), problem))
+	return false, nil
 }
 
 // volumeCapacity is what a pod sees through the claim: one node's share of the burst
@@ -152,8 +189,9 @@ func volumeCapacity(bb *v1alpha1.BurstBuffer, nodes int) resource.Quantity {
 }
 
 // releaseClaims is deletion's first step: it waits for the pods that still mount one of the
-// burst buffer's claims (a pod's files must not vanish under it), then deletes the claims and
-// their volumes. true once nothing uses them.
+// burst buffer's claims (a pod's files must not vanish under it), then deletes the workload's
+// claim and its volume. The staging claim stays for the stage-out copies (releaseStaging).
+// true once nothing else uses them.
 func (r *BurstBufferReconciler) releaseClaims(ctx context.Context, s *scope, w *teardownWait) (bool, error) {
 	bb := s.bb
 	var pods corev1.PodList
@@ -162,8 +200,14 @@ func (r *BurstBufferReconciler) releaseClaims(ctx context.Context, s *scope, w *
 		return false, err
 	}
 	var users []string
+	var theirs []corev1.Pod // the operator's own copies come and go with the stages
+	for _, p := range pods.Items {
+		if !isOurs(&p) {
+			theirs = append(theirs, p)
+		}
+	}
 	for _, p := range []claim.Purpose{claim.Workload, claim.Staging} {
-		users = append(users, claim.Users(pods.Items, claim.Name(bb, p), bb.Spec.Teardown.Hurry)...)
+		users = append(users, claim.Users(theirs, claim.Name(bb, p), bb.Spec.Teardown.Hurry)...)
 	}
 	if len(users) > 0 {
 		name := claim.Name(bb, claim.Workload)
@@ -174,10 +218,8 @@ func (r *BurstBufferReconciler) releaseClaims(ctx context.Context, s *scope, w *
 		w.wake(teardownRecheck)
 		return false, nil
 	}
-	for _, p := range []claim.Purpose{claim.Workload, claim.Staging} {
-		if err := r.deleteClaim(ctx, bb, p); err != nil {
-			return false, err
-		}
+	if err := r.deleteClaim(ctx, bb, claim.Workload); err != nil {
+		return false, err
 	}
 	if conditionIs(bb, v1alpha1.ConditionClaimBound, metav1.ConditionTrue) || conditionReason(bb, v1alpha1.ConditionClaimBound) == v1alpha1.ReasonClaimInUse {
 		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonDeleting, "the claim and its volume are deleted with the burst buffer")

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
@@ -70,7 +69,7 @@ var _ = Describe("validation.compareWith: is it worth it", func() {
 
 		// The quick sweep measured 2 nodes only: the burst buffer runs 1 node x 4 first.
 		pod := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pvc-compare-1-0"}, pod) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "pvc-compare-1-0"), pod) }, timeout).Should(Succeed())
 		Expect(pod.Spec.NodeName).To(Equal(nodes[0]))
 		Expect(pod.Spec.Containers[0].Args).To(ContainElements("ideal", "--dir", "/burst-buffer", "--procs", "4"))
 		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionValidated)().Message }, timeout).Should(ContainSubstring("validation.compareWith"))
@@ -79,7 +78,7 @@ var _ = Describe("validation.compareWith: is it worth it", func() {
 		finishPod(ctx, ns, "pvc-compare-1-0", corev1.PodSucceeded, idealReport(nodes[0], 4, 290e6, 390e6))
 
 		// Then the claim, through the scheduler (its volume is bound for the node), pinned to it.
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pvc-compare-0-0"}, pod) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "pvc-compare-0-0"), pod) }, timeout).Should(Succeed())
 		Expect(pod.Spec.NodeName).To(BeEmpty())
 		Expect(pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values).To(Equal([]string{nodes[0]}))
 		Expect(pod.Spec.Volumes).To(ContainElement(HaveField("VolumeSource.PersistentVolumeClaim.ClaimName", "results")))
@@ -114,7 +113,7 @@ var _ = Describe("validation.compareWith: is it worth it", func() {
 		for i, node := range nodes {
 			pod := &corev1.Pod{}
 			name := "nl-compare-0-" + strconv.Itoa(i)
-			Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
+			Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, name), pod) }, timeout).Should(Succeed())
 			Expect(pod.Spec.NodeName).To(Equal(node))
 			Expect(pod.Spec.Volumes).To(ContainElement(HaveField("VolumeSource.HostPath.Path", "/scratch")))
 			Expect(pod.Spec.Containers[0].Args).To(ContainElements("--dir", "/compare", "--procs", "4"))
@@ -166,7 +165,7 @@ var _ = Describe("validation.compareWith: is it worth it", func() {
 		// The scheduler cannot place it: the claim's volume is in another zone (for longer than
 		// the suite's bound of 3 s).
 		pod := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "far-compare-0-0"}, pod) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "far-compare-0-0"), pod) }, timeout).Should(Succeed())
 		pod.Status.Phase = corev1.PodPending
 		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 			Message: "0/2 nodes are available: 2 node(s) had volume node affinity conflict.", LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute))}}

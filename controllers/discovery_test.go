@@ -68,7 +68,7 @@ var _ = Describe("Discovery of documented figures by the device probe", func() {
 	probe := func(name string, i int) *corev1.Pod {
 		pod := &corev1.Pod{}
 		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("%s-probe-dev-%d", name, i)}, pod)
+			return k8s.Get(ctx, podKey(ctx, ns, fmt.Sprintf("%s-probe-dev-%d", name, i)), pod)
 		}, timeout).Should(Succeed())
 		return pod
 	}
@@ -79,7 +79,7 @@ var _ = Describe("Discovery of documented figures by the device probe", func() {
 	})
 	AfterEach(func() {
 		for _, n := range nodes {
-			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: nodecache.Name(n)}})
 		}
 	})
 

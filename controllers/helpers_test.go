@@ -25,6 +25,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 const timeout = 20 * time.Second
@@ -93,10 +94,30 @@ func haveStatus(status metav1.ConditionStatus, reason string) OmegaMatcher {
 		WithTransform(func(c *metav1.Condition) string { return c.Reason }, Equal(reason)))
 }
 
+// operatorNamespace is the manager's own namespace in the suite, where it runs the pods that
+// need the nodes' hosts (nodetask.Namespace).
+const operatorNamespace = "beeburst-system"
+
+// taskKey is where the operator keeps the child called name (as it would be called beside
+// its burst buffer) of a burst buffer in namespace ns: in its own namespace, the name behind
+// ns's tag (nodetask.TaskName).
+func taskKey(ns, name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: operatorNamespace, Name: nodetask.NamespaceTag(ns) + "-" + name}
+}
+
+// podKey is where the pod called name of a burst buffer in ns is: in the operator's namespace
+// (taskKey) if it is there, else beside the burst buffer (copies, the workload's pods).
+func podKey(ctx context.Context, ns, name string) client.ObjectKey {
+	if k := taskKey(ns, name); k8s.Get(ctx, k, &corev1.Pod{}) == nil {
+		return k
+	}
+	return client.ObjectKey{Namespace: ns, Name: name}
+}
+
 // finishPod plays the kubelet: the task pod ends with the given phase and termination message.
 func finishPod(ctx context.Context, ns, name string, phase corev1.PodPhase, message string) {
 	pod := &corev1.Pod{}
-	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
+	Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, name), pod) }, timeout).Should(Succeed())
 	exit := int32(0)
 	if phase == corev1.PodFailed {
 		exit = 1
@@ -156,13 +177,24 @@ func unstructuredBB(ns, name, specYAML string) *unstructured.Unstructured {
 
 // podsOf lists the names of the pods the operator made for a burst buffer.
 func podsOf(ctx context.Context, ns, name string) []string {
-	var pods corev1.PodList
-	Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelBurstBuffer: name})).To(Succeed())
 	var names []string
-	for _, p := range pods.Items {
-		names = append(names, p.Name)
+	for _, p := range podsOfBB(ctx, ns, name) {
+		// As it would be called beside its burst buffer.
+		names = append(names, strings.TrimPrefix(p.Name, nodetask.NamespaceTag(ns)+"-"))
 	}
 	return names
+}
+
+// podsOfBB lists the pods the operator made for a burst buffer, wherever they run.
+func podsOfBB(ctx context.Context, ns, name string) []corev1.Pod {
+	var out []corev1.Pod
+	for _, in := range []string{ns, operatorNamespace} {
+		var pods corev1.PodList
+		Expect(k8s.List(ctx, &pods, client.InNamespace(in), client.MatchingLabels{
+			v1alpha1.LabelBurstBuffer: name, nodetask.LabelBurstBufferNamespace: ns})).To(Succeed())
+		out = append(out, pods.Items...)
+	}
+	return out
 }
 
 // warningEvents are the messages of the Warning events with the given reason about an object.
@@ -229,7 +261,7 @@ func loosenCRD(ctx context.Context) func() {
 func forgetFiguresOf(ctx context.Context, nodes []string) {
 	DeferCleanup(func() {
 		for _, n := range nodes {
-			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: nodecache.Name(n)}})
 		}
 	})
 }

@@ -79,7 +79,7 @@ var _ = Describe("Metadata servers sized from a per-server rate measured earlier
 	}
 	cached := func(node string) nodecache.Figures {
 		var cm corev1.ConfigMap
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: nodecache.Name(node)}, &cm)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(node)}, &cm)).To(Succeed())
 		f, err := nodecache.Read(&cm)
 		Expect(err).NotTo(HaveOccurred())
 		return f
@@ -150,7 +150,7 @@ var _ = Describe("Metadata servers sized from a per-server rate measured earlier
 		// Why: the conditions recorded on the benchmark's last pod name the neighbour (unless
 		// the pod was tidied already).
 		last := &corev1.Pod{}
-		if k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "crowded-bench-2-1"}, last) == nil {
+		if k8s.Get(ctx, podKey(ctx, ns, "crowded-bench-2-1"), last) == nil {
 			Expect(last.Annotations["beeburst.io/conditions"]).To(ContainSubstring("/other-job-0"))
 		}
 		Consistently(func() *nodecache.MetadataFigure { return cached(nodes[0]).Metadata }, "1s").Should(BeNil(),

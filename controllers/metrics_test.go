@@ -53,7 +53,7 @@ var _ = Describe("Metrics of a burst buffer the operator measured", func() {
 		makeNode(ctx, ns+"-b", lbls)
 		DeferCleanup(func() {
 			for _, n := range []string{ns + "-a", ns + "-b"} {
-				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: nodecache.Name(n)}})
 			}
 		})
 		start := time.Now()

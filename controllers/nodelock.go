@@ -419,17 +419,27 @@ func othersOn(pods []corev1.Pod, bb *v1alpha1.BurstBuffer, node string) []*corev
 	var out []*corev1.Pod
 	for i := range pods {
 		p := &pods[i]
-		if p.Spec.NodeName == node && (p.Namespace != bb.Namespace || p.Labels[v1alpha1.LabelBurstBuffer] != bb.Name) {
+		if p.Spec.NodeName == node && !ownPod(bb, p) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
+// ownPod says whether a pod is one of bb's, wherever it runs (its labels name bb's namespace
+// when it runs in the task namespace).
+func ownPod(bb *v1alpha1.BurstBuffer, p *corev1.Pod) bool {
+	ns := p.Labels[nodetask.LabelBurstBufferNamespace]
+	if ns == "" {
+		ns = p.Namespace
+	}
+	return ns == bb.Namespace && p.Labels[v1alpha1.LabelBurstBuffer] == bb.Name
+}
+
 // measuringBusy says whether a measuring pod of bb has not ended yet.
 func (r *BurstBufferReconciler) measuringBusy(ctx context.Context, bb *v1alpha1.BurstBuffer) (bool, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
+	if err := r.List(ctx, &pods, client.InNamespace(nodetask.Namespace(bb)), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
 		return false, err
 	}
 	for i := range pods.Items {

@@ -19,6 +19,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
+	"github.com/beeburst/beeburst/internal/claim"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/placement"
 	"github.com/beeburst/beeburst/internal/workload"
@@ -190,6 +191,10 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 		return res, err
 	}
 
+	// Stage-out is over (or given up): the copies' claim goes before the data does.
+	if err := r.deleteClaim(ctx, bb, claim.Staging); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.superviseClean(ctx, s, &w); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -211,6 +216,9 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 		return res, err
 	}
 	if err := r.stampTaskEnd(ctx, bb); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.deleteTaskObjects(ctx, bb); err != nil {
 		return ctrl.Result{}, err
 	}
 	logf.FromContext(ctx).Info("teardown done: removing the finalizer", "phase", bb.Status.Phase, "nodes", removals(bb))

@@ -20,13 +20,14 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/staging"
 )
 
-// lease reads a node's measuring lock (in the suite's operator namespace, "default").
+// lease reads a node's measuring lock (in the suite's operator namespace).
 func lease(ctx context.Context, node string) *coordinationv1.Lease {
 	l := &coordinationv1.Lease{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "beeburst-measure-" + node}, l); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: "beeburst-measure-" + node}, l); err != nil {
 		return nil
 	}
 	return l
@@ -61,7 +62,11 @@ func queueOf(ctx context.Context, node string) []string {
 // measuringOn names the burst buffers with a measuring pod on node that has not ended.
 func measuringOn(ctx context.Context, ns, node string) []string {
 	var pods corev1.PodList
-	Expect(k8s.List(ctx, &pods, client.InNamespace(ns))).To(Succeed())
+	for _, in := range []string{ns, operatorNamespace} {
+		var l corev1.PodList
+		Expect(k8s.List(ctx, &l, client.InNamespace(in), client.MatchingLabels{nodetask.LabelBurstBufferNamespace: ns})).To(Succeed())
+		pods.Items = append(pods.Items, l.Items...)
+	}
 	seen := map[string]bool{}
 	for _, p := range pods.Items {
 		switch p.Labels["app.kubernetes.io/component"] {
@@ -122,7 +127,7 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 	})
 	AfterEach(func() {
 		for _, n := range nodes {
-			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: nodecache.Name(n)}})
 		}
 	})
 
@@ -180,7 +185,7 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 	It("takes over the lock of a burst buffer that is gone, and keeps the queue across a manager restart", func() {
 		ghost := ns + "/x"
 		Expect(k8s.Create(ctx, &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: "beeburst-measure-" + nodes[0], Namespace: "default",
+			ObjectMeta: metav1.ObjectMeta{Name: "beeburst-measure-" + nodes[0], Namespace: operatorNamespace,
 				Labels:      map[string]string{"app.kubernetes.io/managed-by": "beeburst-operator", "app.kubernetes.io/component": "node-lock"},
 				Annotations: map[string]string{"beeburst.io/node": nodes[0], "beeburst.io/holder-uid": "0000-gone"}},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &ghost, LeaseDurationSeconds: ptr(int32(120)),
@@ -226,11 +231,11 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[0]),
 			HaveField("Message", ContainSubstring(ns+"/other-job")))))
 		Expect(cur.Status.Warnings).NotTo(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[1]))))
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: nodecache.Name(nodes[0])}, &corev1.ConfigMap{})
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(nodes[0])}, &corev1.ConfigMap{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a figure taken beside another workload is not cached")
 
 		var cm corev1.ConfigMap
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: nodecache.Name(nodes[1])}, &cm)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(nodes[1])}, &cm)).To(Succeed())
 		f, err := nodecache.Read(&cm)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(f.MeasuredBy).To(Equal(ns + "/busy"))
@@ -244,7 +249,7 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 
 		By("not reusing an entry that does not say it had the node to itself (written by an older operator)")
 		f.Conditions = nil
-		old, err := nodecache.ConfigMap("default", f)
+		old, err := nodecache.ConfigMap(operatorNamespace, f)
 		Expect(err).NotTo(HaveOccurred())
 		cm.Data = old.Data
 		Expect(k8s.Update(ctx, &cm)).To(Succeed())
@@ -261,7 +266,8 @@ var _ = Describe("Terminal reasons make a burst buffer Failed", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
 		makeBeeGFSNode(ctx, ns+"-a", "10.9.0.1", map[string]string{"pool": ns})
-		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "conflict-beegfs-auth", Namespace: ns}})).To(Succeed())
+		k := taskKey(ns, "conflict-beegfs-auth")
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: k.Name, Namespace: k.Namespace}})).To(Succeed())
 		bb := beegfsBB(ns, "conflict", 1)
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		passModuleCheck(ctx, bb, 1)
@@ -327,8 +333,8 @@ var _ = Describe("Deletion always finishes or says why not", func() {
 		firstUID := clean().UID
 		// The kubelet's view of a hostPath volume of type Directory that does not exist.
 		Expect(k8s.Create(ctx, &corev1.Event{
-			ObjectMeta:     metav1.ObjectMeta{Name: "nopath-clean-0.mount", Namespace: ns},
-			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "nopath-clean-0", UID: firstUID, APIVersion: "v1"},
+			ObjectMeta:     metav1.ObjectMeta{Name: "nopath-clean-0.mount", Namespace: clean().Namespace},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: clean().Namespace, Name: clean().Name, UID: firstUID, APIVersion: "v1"},
 			Type:           corev1.EventTypeWarning, Reason: "FailedMount",
 			Message: `MountVolume.SetUp failed for volume "storage" : hostPath type check failed: /mnt/missing is not a directory`,
 			Source:  corev1.EventSource{Component: "kubelet", Host: ns + "-a"}, LastTimestamp: nowMeta(), FirstTimestamp: nowMeta(), Count: 1,
@@ -376,7 +382,7 @@ var _ = Describe("Deletion always finishes or says why not", func() {
 		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), teardownBound+timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonTeardownStuck))
 		// The quick profile's ten pods (chained: all created at once) stop together; the
 		// message names as many as it holds.
-		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(MatchRegexp(`pod down-[a-z0-9-]+ on node ` + ns + `-b has been stopping`))
+		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(MatchRegexp(`pod [0-9a-f]{6}-down-[a-z0-9-]+ on node ` + ns + `-b has been stopping`))
 
 		setHurry(bb)
 		Eventually(podExists(ctx, ns, "down-probe-dev-1"), timeout).Should(BeFalse())

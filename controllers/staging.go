@@ -96,6 +96,9 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 	if err != nil || !ok {
 		return stageWaiting, res, err
 	}
+	if ok, err := r.ensureStagingClaim(ctx, s, d); err != nil || !ok {
+		return stageWaiting, ctrl.Result{}, err
+	}
 	parallel := staging.Parallel(d, claims)
 	if err := r.deleteStaleStagePods(ctx, bb, d); err != nil {
 		return stageWaiting, ctrl.Result{}, err

@@ -48,7 +48,7 @@ var _ = Describe("Stage-in and stage-out", func() {
 		return staging.PodName(get(ctx, bb), d, i)
 	}
 	exists := func(name string) func() bool {
-		return func() bool { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Pod{}) == nil }
+		return func() bool { return k8s.Get(ctx, podKey(ctx, ns, name), &corev1.Pod{}) == nil }
 	}
 	// retry deletes a failed copy pod and waits for its replacement.
 	retry := func(name string) {
@@ -85,13 +85,14 @@ var _ = Describe("Stage-in and stage-out", func() {
 		// ReadOnlyMany: both nodes copy at once, each into its own scratch.
 		pod := &corev1.Pod{}
 		for i, node := range []string{ns + "-a", ns + "-b"} {
-			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: podName(bb, staging.In, i)}, pod)).To(Succeed())
+			Expect(k8s.Get(ctx, podKey(ctx, ns, podName(bb, staging.In, i)), pod)).To(Succeed())
 			Expect(pod.Spec.NodeName).To(BeEmpty(), "scheduled, so that the scheduler binds the claim")
 			Expect(pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values).To(Equal([]string{node}))
 			Expect(pod.Spec.ActiveDeadlineSeconds).To(BeNil(), "a copy takes as long as the data needs")
 			Expect(pod.Spec.Containers[0].Args).To(ContainElements("stage", "/claims/claim-0/run-7", "/burst-buffer/input"))
-			Expect(pod.Spec.Volumes[1].PersistentVolumeClaim.ClaimName).To(Equal("datasets"))
-			Expect(pod.Spec.Volumes[1].PersistentVolumeClaim.ReadOnly).To(BeTrue())
+			Expect(pod.Spec.Volumes[0].PersistentVolumeClaim.ClaimName).To(Equal("datasets"))
+			Expect(pod.Spec.Volumes[0].PersistentVolumeClaim.ReadOnly).To(BeTrue())
+			Expect(pod.Spec.Volumes[1].PersistentVolumeClaim.ClaimName).To(Equal(bb.Name+"-staging"), "the burst buffer through its staging claim, no host path")
 			Expect(metav1.IsControlledBy(pod, get(ctx, bb))).To(BeTrue())
 		}
 		Expect(gates(getPod(ctx, ns, "job-0")())).To(ConsistOf(v1alpha1.SchedulingGate))
@@ -179,7 +180,7 @@ var _ = Describe("Stage-in and stage-out", func() {
 
 			Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseStagingOut))
 			pod := &corev1.Pod{}
-			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: podName(bb, staging.Out, 0)}, pod)).To(Succeed())
+			Expect(k8s.Get(ctx, podKey(ctx, ns, podName(bb, staging.Out, 0)), pod)).To(Succeed())
 			Expect(pod.Spec.Containers[0].Args).To(ContainElements("/burst-buffer/results", "/claims/claim-0/run-7", "--missing-ok"))
 			Expect(pod.Spec.Volumes[1].PersistentVolumeClaim.ReadOnly).To(BeFalse())
 			Consistently(exists("out-clean-0"), 2*time.Second).Should(BeFalse(), "no data is removed before it was copied")

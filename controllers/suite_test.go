@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -71,6 +72,7 @@ var _ = BeforeSuite(func() {
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	kubeconfig = writeKubeconfig(cfg)
+	Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}})).To(Succeed())
 	startManager()
 })
 
@@ -88,7 +90,7 @@ func startManager() {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  controllers.CacheOptions("default"),
+		Cache:                  controllers.CacheOptions(operatorNamespace),
 		// The suite restarts the manager in-process; metric names would clash otherwise.
 		Controller: config.Controller{SkipNameValidation: ptr(true)},
 	})
@@ -97,7 +99,7 @@ func startManager() {
 		Client:         mgr.GetClient(),
 		Recorder:       mgr.GetEventRecorder("beeburst"),
 		AgentImage:     "beeburst/agent:test",
-		CacheNamespace: "default",
+		CacheNamespace: operatorNamespace,
 		PodLogTail:     podLogs.tail,
 		// Short bounds, so that the specs of stuck teardowns and copies run in seconds.
 		TeardownTimeout:      teardownBound,

@@ -30,7 +30,7 @@ const measuredLimitTolerance = 0.05
 // probeSelector selects the pods of stages 2 and 3 of one burst buffer. The StorageBench pod
 // stops the benchmark on the storage servers when it is deleted.
 func probeSelector(bb *v1alpha1.BurstBuffer) labels.Selector {
-	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy})
+	sel := labels.SelectorFromSet(labels.Set(childLabels(bb)))
 	req, _ := labels.NewRequirement(nodetask.LabelComponent, selection.In, measuringComponents)
 	return sel.Add(*req)
 }
@@ -390,10 +390,10 @@ func (r *BurstBufferReconciler) saveSweep(ctx context.Context, bb *v1alpha1.Burs
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: bb.Name + "-sweep", Namespace: bb.Namespace, Labels: nodetask.Labels(bb, nodetask.ComponentSweep),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(bb, v1alpha1.GroupVersion.WithKind("BurstBuffer"))},
 		},
 		Data: map[string]string{"sweep.csv": "nodes,processesPerNode,operation,bytesPerSecond\n" + strings.Join(rows, "\n") + "\n"},
 	}
+	nodetask.Owned(bb, &cm.ObjectMeta) // beside the burst buffer, where its user reads it
 	err := r.Create(ctx, cm)
 	if apierrors.IsAlreadyExists(err) {
 		var cur corev1.ConfigMap

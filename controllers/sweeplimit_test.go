@@ -87,7 +87,7 @@ var _ = Describe("Stage 3 against the published stage-2 limit", func() {
 		nodes := []string{ns + "-a", ns + "-b"}
 		DeferCleanup(func() {
 			for _, n := range nodes {
-				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+				_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: nodecache.Name(n)}})
 			}
 		})
 		// Cloud VMs: a virtio NIC reports no speed, and nobody labelled the nodes' links.

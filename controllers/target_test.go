@@ -53,7 +53,7 @@ var _ = Describe("spec.target: sizing from what the job needs", func() {
 	}
 	// cache writes a node's stage-2 figures as a probe that had the node to itself would have.
 	cache := func(node string, write int64, at time.Time) {
-		cm, err := nodecache.ConfigMap("default", nodecache.Figures{Node: node, StoragePath: "/mnt/nvme", MeasuredTime: at,
+		cm, err := nodecache.ConfigMap(operatorNamespace, nodecache.Figures{Node: node, StoragePath: "/mnt/nvme", MeasuredTime: at,
 			DeviceWriteBytesPerSecond: write, DeviceReadBytesPerSecond: 2 * write, FreeBytes: 4 << 30, MeasuredBy: "other/bb",
 			Conditions: &nodecache.Conditions{StartTime: at.Add(-5 * time.Second), Exclusive: true}})
 		Expect(err).NotTo(HaveOccurred())
@@ -69,7 +69,7 @@ var _ = Describe("spec.target: sizing from what the job needs", func() {
 	})
 	AfterEach(func() {
 		for _, n := range nodes {
-			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: nodecache.Name(n)}})
 		}
 	})
 

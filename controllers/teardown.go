@@ -132,7 +132,7 @@ func (r *BurstBufferReconciler) superviseClean(ctx context.Context, s *scope, w 
 			return err
 		}
 		var pod corev1.Pod
-		err := r.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: nodetask.Name(bb, nodetask.ComponentClean, i)}, &pod)
+		err := r.Get(ctx, client.ObjectKey{Namespace: nodetask.Namespace(bb), Name: nodetask.Name(bb, nodetask.ComponentClean, i)}, &pod)
 		if apierrors.IsNotFound(err) {
 			continue // the engine creates it
 		} else if err != nil {
@@ -199,7 +199,7 @@ func (r *BurstBufferReconciler) cleanNotStarted(ctx context.Context, bb *v1alpha
 		return r.deleteCleanPod(ctx, bb, i)
 	}
 	w.stuck = append(w.stuck, fmt.Sprintf("clean pod %s on node %s has not started after %s (%s): check the node (kubectl describe pod -n %s %s), or set spec.teardown.hurry: true to leave %s on that node",
-		pod.Name, name, age.Round(time.Second), why, bb.Namespace, pod.Name, nodetask.DataDir(bb)))
+		pod.Name, name, age.Round(time.Second), why, pod.Namespace, pod.Name, nodetask.DataDir(bb)))
 	w.wake(eventsRecheck)
 	return nil
 }
@@ -214,7 +214,7 @@ func (r *BurstBufferReconciler) abandon(ctx context.Context, bb *v1alpha1.BurstB
 
 func (r *BurstBufferReconciler) deleteCleanPod(ctx context.Context, bb *v1alpha1.BurstBuffer, i int) error {
 	pod := &corev1.Pod{}
-	pod.Namespace, pod.Name = bb.Namespace, nodetask.Name(bb, nodetask.ComponentClean, i)
+	pod.Namespace, pod.Name = nodetask.Namespace(bb), nodetask.Name(bb, nodetask.ComponentClean, i)
 	return client.IgnoreNotFound(r.Delete(ctx, pod, client.GracePeriodSeconds(0)))
 }
 

@@ -94,7 +94,7 @@ var _ = Describe("Teardown policies", func() {
 		finishPod(ctx, ns, "only", corev1.PodSucceeded, "")
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseStageOutFailed))
 		Consistently(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "keepout-clean-0"}, &corev1.Pod{})
+			return k8s.Get(ctx, podKey(ctx, ns, "keepout-clean-0"), &corev1.Pod{})
 		}, 2*time.Second).ShouldNot(Succeed(), "no data may be removed before stage-out")
 	})
 })
@@ -109,7 +109,7 @@ func reason(bb *v1alpha1.BurstBuffer) string {
 var _ = Describe("Teardown in a namespace that is being deleted", func() {
 	// `kubectl delete namespace` with a burst buffer in it: the namespace refuses new pods
 	// (NamespaceLifecycle admission) but waits for the burst buffer's finalizer, which needs
-	// clean pods. They run in the operator's namespace instead ("default" in this suite).
+	// clean pods. They run in the operator's namespace, as every host-level task does.
 	It("removes the data with clean pods in the operator's namespace, then lets the namespace go", func() {
 		ctx := context.Background()
 		ns := newNamespace(ctx)
@@ -120,19 +120,19 @@ var _ = Describe("Teardown in a namespace that is being deleted", func() {
 		Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		// What the namespace controller does next (envtest runs none): delete what is in it.
 		Expect(k8s.Delete(ctx, bb)).To(Succeed())
-		moved := ns + "-doomed-clean-0"
+		moved := taskKey(ns, "doomed-clean-0")
 		pod := &corev1.Pod{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: moved}, pod) }, timeout).Should(Succeed())
+		Eventually(func() error { return k8s.Get(ctx, moved, pod) }, timeout).Should(Succeed())
 		Expect(pod.OwnerReferences).To(BeEmpty(), "owners cannot cross namespaces")
 		Expect(pod.Labels).To(HaveKeyWithValue("beeburst.io/burst-buffer-namespace", ns))
 		Expect(pod.Spec.NodeName).To(Equal(ns + "-a"))
 		Expect(pod.Spec.Containers[0].Args).To(ContainElements("dir", "remove"))
-		finishPod(ctx, "default", moved, corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "doomed-clean-0", corev1.PodSucceeded, "")
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
 		}, timeout).Should(BeTrue(), "the finalizer goes once the node is clean")
 		Eventually(func() bool {
-			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: moved}, &corev1.Pod{}))
+			return apierrors.IsNotFound(k8s.Get(ctx, moved, &corev1.Pod{}))
 		}, timeout).Should(BeTrue(), "the moved clean pod is removed by the operator (nothing owns it)")
 	})
 })

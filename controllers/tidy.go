@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -57,12 +59,49 @@ func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alp
 	return deleted, nil
 }
 
-// taskPods are the burst buffer's own pods (task pods, engine services and clients), from
-// the cache.
+// taskPods are the burst buffer's own pods (task pods, engine services and clients, and the
+// copies beside it), from the cache.
 func (r *BurstBufferReconciler) taskPods(ctx context.Context, bb *v1alpha1.BurstBuffer) (*corev1.PodList, error) {
 	var pods corev1.PodList
-	err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
-		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
-	})
-	return &pods, err
+	if err := r.List(ctx, &pods, client.InNamespace(nodetask.Namespace(bb)), childLabels(bb)); err != nil {
+		return nil, err
+	}
+	if nodetask.Namespace(bb) == bb.Namespace {
+		return &pods, nil
+	}
+	var beside corev1.PodList
+	if err := r.List(ctx, &beside, client.InNamespace(bb.Namespace), childLabels(bb)); err != nil {
+		return nil, err
+	}
+	pods.Items = append(pods.Items, beside.Items...)
+	return &pods, nil
+}
+
+// deleteTaskObjects deletes what is left of bb's children in the task namespace once
+// teardown is done - pods that ended, the engine's ConfigMaps and Secrets: there no owner
+// reference lets garbage collection do it.
+func (r *BurstBufferReconciler) deleteTaskObjects(ctx context.Context, bb *v1alpha1.BurstBuffer) error {
+	ns := nodetask.Namespace(bb)
+	if ns == bb.Namespace {
+		return nil
+	}
+	lists := []client.ObjectList{&corev1.PodList{}, &corev1.ConfigMapList{}, &corev1.SecretList{}}
+	for _, list := range lists {
+		if err := r.List(ctx, list, client.InNamespace(ns), childLabels(bb)); err != nil {
+			return err
+		}
+		if err := meta.EachListItem(list, func(o runtime.Object) error {
+			return client.IgnoreNotFound(r.Delete(ctx, o.(client.Object)))
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childLabels select bb's children wherever they run (nodetask.Owned).
+func childLabels(bb *v1alpha1.BurstBuffer) client.MatchingLabels {
+	return client.MatchingLabels{
+		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelBurstBufferNamespace: bb.Namespace, nodetask.LabelManagedBy: nodetask.ManagedBy,
+	}
 }

@@ -28,7 +28,7 @@ func TestTidyKeepsTheNewestFailedPods(t *testing.T) {
 	pod := func(name, component string, phase corev1.PodPhase, age int) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: name,
 			CreationTimestamp: metav1.NewTime(base.Add(time.Duration(age) * time.Minute)),
-			Labels: map[string]string{v1alpha1.LabelBurstBuffer: "bb", nodetask.LabelManagedBy: nodetask.ManagedBy,
+			Labels: map[string]string{v1alpha1.LabelBurstBuffer: "bb", nodetask.LabelBurstBufferNamespace: "jobs", nodetask.LabelManagedBy: nodetask.ManagedBy,
 				nodetask.LabelComponent: component}},
 			Status: corev1.PodStatus{Phase: phase}}
 	}

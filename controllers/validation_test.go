@@ -59,8 +59,8 @@ func finishNetwork(ctx context.Context, ns, name string, nodes []string, bps flo
 func finishNetworkThen(ctx context.Context, ns, name string, nodes []string, bps float64, beforeLastEnd func()) {
 	for k := range nodes {
 		srv := &corev1.Pod{}
-		key := client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("%s-probe-nets-%d", name, k)}
-		Eventually(func() error { return k8s.Get(ctx, key, srv) }, timeout).Should(Succeed())
+		srvName := fmt.Sprintf("%s-probe-nets-%d", name, k)
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, srvName), srv) }, timeout).Should(Succeed())
 		ip := fmt.Sprintf("10.244.0.%d", k+10)
 		srv.Status.Phase = corev1.PodRunning
 		srv.Status.PodIP = ip
@@ -80,7 +80,7 @@ func finishNetworkThen(ctx context.Context, ns, name string, nodes []string, bps
 		cl := fmt.Sprintf("%s-probe-netc-%d", name, k)
 		Eventually(func(g Gomega) {
 			pod := &corev1.Pod{}
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: cl}, pod)).To(Succeed())
+			g.Expect(k8s.Get(ctx, podKey(ctx, ns, cl), pod)).To(Succeed())
 			g.Expect(pod.Spec.NodeName).To(Equal(nodes[(k+1)%len(nodes)]))
 			g.Expect(pod.Spec.Containers[0].Args).To(ContainElement(ip))
 		}, timeout).Should(Succeed())
@@ -88,7 +88,7 @@ func finishNetworkThen(ctx context.Context, ns, name string, nodes []string, bps
 			beforeLastEnd()
 		}
 		finishPod(ctx, ns, cl, corev1.PodSucceeded, transferReport(nodes[(k+1)%len(nodes)], bps))
-		finishPod(ctx, ns, key.Name, corev1.PodSucceeded, "")
+		finishPod(ctx, ns, srvName, corev1.PodSucceeded, "")
 	}
 }
 
@@ -136,7 +136,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 	AfterEach(func() {
 		// The node figure cache outlives burst buffers by design; specs start clean.
 		for _, n := range []string{ns + "-a", ns + "-b"} {
-			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: nodecache.Name(n)}})
+			_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: nodecache.Name(n)}})
 		}
 	})
 
@@ -225,15 +225,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 
 		// Measured: the succeeded measuring pods go (their results are in the status); the
 		// engine's prepare pods stay until teardown.
-		Eventually(func(g Gomega) {
-			var pods corev1.PodList
-			g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelBurstBuffer: "quick"})).To(Succeed())
-			var names []string
-			for _, p := range pods.Items {
-				names = append(names, p.Name)
-			}
-			g.Expect(names).To(ConsistOf("quick-prep-0", "quick-prep-1"))
-		}, timeout).Should(Succeed())
+		Eventually(func() []string { return podsOf(ctx, ns, "quick") }, timeout).Should(ConsistOf("quick-prep-0", "quick-prep-1"))
 
 		// `kubectl beeburst limits` shows the stages side by side from the live object.
 		out, err := exec.Command("go", "run", "../cmd/kubectl-beeburst", "limits", "--kubeconfig", kubeconfig, "-n", ns, "quick").CombinedOutput()
@@ -323,7 +315,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(cur.Status.Limits.Sweep.Write).To(BeNil(), "an invalid figure must not be published as a limit")
 		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
 		Expect(cur.Status.Limits.Components.DeviceProbeRound).To(Equal(int32(2)))
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache-probe-dev-0-r3"}, &corev1.Pod{})).NotTo(Succeed(), "no third round")
+		Expect(k8s.Get(ctx, podKey(ctx, ns, "cache-probe-dev-0-r3"), &corev1.Pod{})).NotTo(Succeed(), "no third round")
 	})
 
 	It("ends validation when the devices' second round fails, the sweep published as judged against the first", func() {
@@ -344,7 +336,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 	It("past the time budget does not measure the devices again, and says why the figure above their limit stands unsettled", func() {
 		bb := onePointProbed("latecache", 300e6)
 		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "latecache-sweep-0-1"}, &corev1.Pod{})
+			return k8s.Get(ctx, podKey(ctx, ns, "latecache-sweep-0-1"), &corev1.Pod{})
 		}, timeout).Should(Succeed())
 		whileManagerDown(func() {
 			finishPod(ctx, ns, "latecache-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 2e9, 300e6))
@@ -357,7 +349,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		cur := get(ctx, bb)
 		Expect(cur.Status.Limits.Sweep.Write).To(BeNil(), "flagged, not published")
 		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "latecache-probe-dev-0-r2"}, &corev1.Pod{})).NotTo(Succeed(), "no second round past the budget")
+		Expect(k8s.Get(ctx, podKey(ctx, ns, "latecache-probe-dev-0-r2"), &corev1.Pod{})).NotTo(Succeed(), "no second round past the budget")
 	})
 
 	It("measures the devices again when the sweep reads above a probe that read low, and judges the sweep against the second round", func() {
@@ -393,7 +385,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 
 		// The per-node cache holds the second round's figure, not the doubted one.
 		var cm corev1.ConfigMap
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: nodecache.Name(ns + "-b")}, &cm)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(ns + "-b")}, &cm)).To(Succeed())
 		f, err := nodecache.Read(&cm)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(f.DeviceWriteBytesPerSecond).To(Equal(int64(302e6)))
@@ -434,7 +426,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 			And(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbeFailed), HaveField("Message", ContainSubstring("stage 2 failed"))))
 		Eventually(func() bool {
 			var pod corev1.Pod
-			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "failedcut-probe-dev-0"}, &pod)
+			err := k8s.Get(ctx, podKey(ctx, ns, "failedcut-probe-dev-0"), &pod)
 			return apierrors.IsNotFound(err) || pod.DeletionTimestamp != nil
 		}, timeout).Should(BeTrue(), "the running probe is stopped")
 		// The budget's end (3 s) changes nothing: it used to replace the failure with
@@ -447,7 +439,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 			g.Expect(c.Message).To(ContainSubstring("Input/output error"))
 			g.Expect(meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionValidated)).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbeFailed))
 			var pod corev1.Pod
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "failedcut-probe-dev-1"}, &pod)).To(Succeed())
+			g.Expect(k8s.Get(ctx, podKey(ctx, ns, "failedcut-probe-dev-1"), &pod)).To(Succeed())
 			g.Expect(pod.DeletionTimestamp).To(BeNil(), "the failed probe's pod says what went wrong")
 		}, 4*time.Second).Should(Succeed())
 	})
@@ -457,7 +449,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		bb.Spec.Validation.CompareWith = &v1alpha1.CompareWithSpec{NodeLocal: &v1alpha1.NodeLocalComparison{Path: "/scratch"}}
 		probed(bb, 300e6, 118e6)
 		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sweepfail-sweep-0-1"}, &corev1.Pod{})
+			return k8s.Get(ctx, podKey(ctx, ns, "sweepfail-sweep-0-1"), &corev1.Pod{})
 		}, timeout).Should(Succeed())
 		// A second burst buffer on the same nodes queues for their measuring locks.
 		next := quickBB("next")
@@ -479,7 +471,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		stopped(ctx, ns, "sweepfail", "sweepfail-sweep-0-0", "sweepfail-sweep-1-0", "sweepfail-sweep-1-1")
 		Eventually(holderOf(ctx, ns+"-a"), timeout).Should(Equal(ns + "/next"))
 		Eventually(holderOf(ctx, ns+"-b"), timeout).Should(Equal(ns + "/next"))
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sweepfail-sweep-0-1"}, &corev1.Pod{})).To(Succeed())
+		Expect(k8s.Get(ctx, podKey(ctx, ns, "sweepfail-sweep-0-1"), &corev1.Pod{})).To(Succeed())
 	})
 
 	It("cuts validation short at the time budget, publishes what was measured and becomes Ready", func() {
@@ -496,7 +488,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		// removes its files; envtest has no kubelet, so the pod only gets its deletion mark).
 		Eventually(func() bool {
 			var pod corev1.Pod
-			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "budget-sweep-0-0"}, &pod)
+			err := k8s.Get(ctx, podKey(ctx, ns, "budget-sweep-0-0"), &pod)
 			return apierrors.IsNotFound(err) || pod.DeletionTimestamp != nil
 		}, timeout).Should(BeTrue())
 	})
@@ -505,7 +497,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		bb := quickBB("lastlook")
 		probed(bb, 300e6, 118e6)
 		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "lastlook-sweep-0-1"}, &corev1.Pod{})
+			return k8s.Get(ctx, podKey(ctx, ns, "lastlook-sweep-0-1"), &corev1.Pod{})
 		}, timeout).Should(Succeed())
 		// The operator is down while the first point ends and the budget (10 minutes) runs
 		// out: the first visit after it comes back finds both. The cut used to delete the
@@ -529,7 +521,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		// stopped, and nothing is created again.
 		stopped(ctx, ns, "lastlook", "lastlook-sweep-1-0", "lastlook-sweep-1-1")
 		Consistently(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "lastlook-sweep-1-0"}, &corev1.Pod{})
+			return k8s.Get(ctx, podKey(ctx, ns, "lastlook-sweep-1-0"), &corev1.Pod{})
 		}, 2*time.Second).ShouldNot(Succeed(), "past the budget no new point starts")
 	})
 
@@ -552,7 +544,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		prepared("second")
 		finishNetwork(ctx, ns, "second", []string{ns + "-a", ns + "-b"}, 118e6)
 		Eventually(condition(ctx, second, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReused))
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "second-probe-dev-0"}, &corev1.Pod{})).NotTo(Succeed(), "no second probe")
+		Expect(k8s.Get(ctx, podKey(ctx, ns, "second-probe-dev-0"), &corev1.Pod{})).NotTo(Succeed(), "no second probe")
 		comp := get(ctx, second).Status.Limits.Components
 		Expect(comp.Nodes[0].Reused).To(BeTrue())
 		Expect(*comp.Nodes[0].DeviceWrite.MeasuredBytesPerSecond).To(Equal(int64(310e6)))
@@ -569,7 +561,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(k8s.Create(ctx, third)).To(Succeed())
 		prepared("third")
 		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "third-probe-dev-0"}, &corev1.Pod{})
+			return k8s.Get(ctx, podKey(ctx, ns, "third-probe-dev-0"), &corev1.Pod{})
 		}, timeout).Should(Succeed())
 	})
 })

@@ -35,7 +35,7 @@ func workloadPod(ns, name, bb string, gated bool) *corev1.Pod {
 func getPod(ctx context.Context, ns, name string) func() *corev1.Pod {
 	return func() *corev1.Pod {
 		pod := &corev1.Pod{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+		if err := k8s.Get(ctx, podKey(ctx, ns, name), pod); err != nil {
 			return nil
 		}
 		return pod

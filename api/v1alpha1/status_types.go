@@ -64,6 +64,14 @@ type BurstBufferStatus struct {
 	// +optional
 	NodeSelection string `json:"nodeSelection,omitempty"`
 
+	// taskNamespace is where the operator runs this burst buffer's pods that need the nodes'
+	// hosts - BeeGFS services and clients, probes, benchmarks, directory preparation and
+	// removal - with their ConfigMaps and Secrets: the operator's own namespace, recorded at
+	// the first visit. Only the stage-in and stage-out copies (which mount claims) run in the
+	// burst buffer's namespace.
+	// +optional
+	TaskNamespace string `json:"taskNamespace,omitempty"`
+
 	// capacity is the total space of the burst buffer over all nodes.
 	// +optional
 	Capacity *resource.Quantity `json:"capacity,omitempty"`

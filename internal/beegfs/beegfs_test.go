@@ -58,6 +58,7 @@ func testInstance(n int) Instance {
 		bb.Spec.Layout.StripeWidth = ptr(int32(8))
 		bb.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{Interfaces: []string{"ib0", "eth0"}, LicenseSecret: "beegfs-license"}
 	}
+	bb.Status.TaskNamespace = "beeburst-system"
 	shift, _ := AllocateShift(nil)
 	addrs := map[string]string{}
 	for i, node := range nodeNames(n) {
@@ -212,8 +213,8 @@ func TestSecretGolden(t *testing.T) {
 	if bytes.Equal(other.Data[KeyConnAuth], sec.Data[KeyConnAuth]) {
 		t.Error("two secrets must differ")
 	}
-	if sec.OwnerReferences[0].UID != "1234" || !*sec.OwnerReferences[0].Controller {
-		t.Error("the Secret must be owned by the burst buffer")
+	if sec.Namespace != "beeburst-system" || len(sec.OwnerReferences) != 0 || !nodetask.BelongsTo(in.BB, sec) {
+		t.Error("the Secret must be the burst buffer's, in the operator's namespace (no owner reference crosses namespaces)")
 	}
 	if host, err := NewSecret(in.BB, rand.Reader, now, "mgmt.example"); err != nil {
 		t.Fatal(err)
@@ -302,7 +303,7 @@ func TestPrivileges(t *testing.T) {
 	}
 }
 
-func TestPodsAreOwnedPinnedAndUniquelyNamed(t *testing.T) {
+func TestPodsAreTheBurstBuffersPinnedAndUniquelyNamed(t *testing.T) {
 	in := testInstance(16)
 	seen := map[string]bool{}
 	for _, p := range allPods(in) {
@@ -310,8 +311,8 @@ func TestPodsAreOwnedPinnedAndUniquelyNamed(t *testing.T) {
 			t.Errorf("duplicate pod name %s", p.Name)
 		}
 		seen[p.Name] = true
-		if len(p.Name) > 63 || p.Spec.NodeName == "" || len(p.OwnerReferences) != 1 || !*p.OwnerReferences[0].Controller {
-			t.Errorf("%s: name length, nodeName and a controller owner are required", p.Name)
+		if len(p.Name) > 63 || p.Spec.NodeName == "" || p.Namespace != "beeburst-system" || !nodetask.BelongsTo(in.BB, p) {
+			t.Errorf("%s: name length, nodeName, the operator's namespace and the burst buffer's labels are required", p.Name)
 		}
 		comp := p.Labels["app.kubernetes.io/component"]
 		if p.Labels[v1alpha1.LabelBurstBuffer] != "scratch" || p.Labels["app.kubernetes.io/managed-by"] != "beeburst-operator" {
@@ -441,7 +442,8 @@ func TestLicenseSecretIsMountedIntoMgmtdOnly(t *testing.T) {
 	for _, p := range allPods(in) {
 		has := false
 		for _, v := range p.Spec.Volumes {
-			if v.Secret != nil && v.Secret.SecretName == "beegfs-license" {
+			// In the operator's namespace, a copy of the user's Secret (LicenseCopyName).
+			if v.Secret != nil && v.Secret.SecretName == LicenseCopyName(in.BB) {
 				has = true
 			}
 		}

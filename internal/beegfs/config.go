@@ -9,7 +9,7 @@ import (
 )
 
 // ConfigMapName is the ConfigMap of bb's BeeGFS instance.
-func ConfigMapName(bb *v1alpha1.BurstBuffer) string { return bb.Name + "-beegfs" }
+func ConfigMapName(bb *v1alpha1.BurstBuffer) string { return nodetask.TaskName(bb, bb.Name+"-beegfs") }
 
 // ConfigMap holds the files the services read at start that cannot be arguments: mgmtd's
 // configuration (MgmtdConfig) and each node's interface filters (InterfacesFile), mounted at
@@ -22,14 +22,15 @@ func (in Instance) ConfigMap() *corev1.ConfigMap {
 			data[InterfacesKey(n)] = f
 		}
 	}
-	return &corev1.ConfigMap{
+	cm := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: ConfigMapName(in.BB), Namespace: in.BB.Namespace,
-			Labels:          serviceLabels(in.BB, nodetask.ComponentConfig),
-			OwnerReferences: ownerRefs(in.BB),
+			Name: ConfigMapName(in.BB), Namespace: nodetask.Namespace(in.BB),
+			Labels: serviceLabels(in.BB, nodetask.ComponentConfig),
 		},
 		Immutable: ptr(true),
 		Data:      data,
 	}
+	nodetask.Owned(in.BB, &cm.ObjectMeta)
+	return cm
 }

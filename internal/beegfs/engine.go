@@ -20,6 +20,7 @@
 package beegfs
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -374,9 +375,9 @@ func NodeAddress(n *corev1.Node) string {
 
 func (e Engine) ensureSecret(ctx context.Context, in Instance, res *engine.Result) (bool, error) {
 	var cur corev1.Secret
-	err := e.Client.Get(ctx, client.ObjectKey{Namespace: in.BB.Namespace, Name: SecretName(in.BB)}, &cur)
+	err := e.Client.Get(ctx, client.ObjectKey{Namespace: nodetask.Namespace(in.BB), Name: SecretName(in.BB)}, &cur)
 	if err == nil {
-		if !metav1.IsControlledBy(&cur, in.BB) {
+		if !nodetask.BelongsTo(in.BB, &cur) {
 			res.Reason = v1alpha1.ReasonSecretConflict
 			res.Message = fmt.Sprintf("Secret %s exists and does not belong to this burst buffer; delete or rename it", SecretName(in.BB))
 			return false, nil
@@ -408,7 +409,7 @@ func (e Engine) ensureSecret(ctx context.Context, in Instance, res *engine.Resul
 		if err := reader.Get(ctx, client.ObjectKeyFromObject(sec), &cur); err != nil {
 			return false, err
 		}
-		if !metav1.IsControlledBy(&cur, in.BB) {
+		if !nodetask.BelongsTo(in.BB, &cur) {
 			res.Reason = v1alpha1.ReasonSecretConflict
 			res.Message = fmt.Sprintf("Secret %s exists and does not belong to this burst buffer; delete or rename it", SecretName(in.BB))
 			return false, nil
@@ -447,7 +448,31 @@ func (e Engine) checkLicenseSecret(ctx context.Context, in Instance, res *engine
 		return false, nil
 	}
 	res.RequeueAfter = 0
-	return true, nil
+	return true, e.copyLicense(ctx, in.BB, sec.Data[KeyLicense])
+}
+
+// copyLicense puts the licence where the management service mounts it from, when that is not
+// the user's Secret itself (LicenseCopyName): a copy in the task namespace, kept in step with
+// the user's Secret until the service starts.
+func (e Engine) copyLicense(ctx context.Context, bb *v1alpha1.BurstBuffer, license []byte) error {
+	if LicenseCopyName(bb) == bb.Spec.BeeGFS.LicenseSecret && nodetask.Namespace(bb) == bb.Namespace {
+		return nil
+	}
+	want := LicenseCopy(bb, license)
+	var cur corev1.Secret
+	err := e.Client.Get(ctx, client.ObjectKeyFromObject(want), &cur)
+	switch {
+	case apierrors.IsNotFound(err):
+		return client.IgnoreAlreadyExists(e.Client.Create(ctx, want))
+	case err != nil:
+		return err
+	case !nodetask.BelongsTo(bb, &cur):
+		return fmt.Errorf("Secret %s/%s exists and does not belong to this burst buffer", cur.Namespace, cur.Name)
+	case !bytes.Equal(cur.Data[KeyLicense], license):
+		cur.Data = want.Data
+		return e.Client.Update(ctx, &cur)
+	}
+	return nil
 }
 
 // licenseRecheck is how often a missing licence Secret is looked for again.
@@ -460,7 +485,7 @@ func (e Engine) ensureConfigMap(ctx context.Context, in Instance, res *engine.Re
 	var cur corev1.ConfigMap
 	err := e.Client.Get(ctx, client.ObjectKeyFromObject(want), &cur)
 	if err == nil {
-		if !metav1.IsControlledBy(&cur, in.BB) {
+		if !nodetask.BelongsTo(in.BB, &cur) {
 			res.Reason = v1alpha1.ReasonConfigConflict
 			res.Message = fmt.Sprintf("ConfigMap %s exists and does not belong to this burst buffer; delete or rename it", want.Name)
 			return false, nil
@@ -607,7 +632,7 @@ func (e Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []
 		services = append(services, nodetask.Name(bb, nodetask.ComponentStorage, i))
 	}
 	for _, stage := range [][]string{clients, services} {
-		gone, err := e.deletePods(ctx, bb.Namespace, stage)
+		gone, err := e.deletePods(ctx, nodetask.Namespace(bb), stage)
 		if err != nil || !gone {
 			return false, err
 		}

@@ -49,7 +49,7 @@ func (in Instance) MgmtdPod(node string) *corev1.Pod {
 			{Name: "beemsg-udp", ContainerPort: p.Mgmtd, HostPort: p.Mgmtd, Protocol: corev1.ProtocolUDP},
 			{Name: "grpc", ContainerPort: p.GRPC, HostPort: p.GRPC, Protocol: corev1.ProtocolTCP},
 		}, p.GRPC)
-	if name := in.licenseSecret(); name != "" {
+	if name := LicenseCopyName(in.BB); name != "" {
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
 			Name: "license",
 			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -241,10 +241,9 @@ func (in Instance) basePod(component string, index int, node string) *corev1.Pod
 	pod := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            nodetask.Name(in.BB, component, index),
-			Namespace:       in.BB.Namespace,
-			Labels:          serviceLabels(in.BB, component),
-			OwnerReferences: ownerRefs(in.BB),
+			Name:      nodetask.Name(in.BB, component, index),
+			Namespace: nodetask.Namespace(in.BB),
+			Labels:    serviceLabels(in.BB, component),
 		},
 		Spec: corev1.PodSpec{
 			NodeName:                     node,
@@ -270,5 +269,6 @@ func (in Instance) basePod(component string, index int, node string) *corev1.Pod
 		}}
 		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "auth", MountPath: AuthDir, ReadOnly: true}}
 	}
+	nodetask.Owned(in.BB, &pod.ObjectMeta)
 	return pod
 }

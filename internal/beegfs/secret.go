@@ -34,7 +34,9 @@ const (
 )
 
 // SecretName is the auth Secret of bb.
-func SecretName(bb *v1alpha1.BurstBuffer) string { return bb.Name + "-beegfs-auth" }
+func SecretName(bb *v1alpha1.BurstBuffer) string {
+	return nodetask.TaskName(bb, bb.Name+"-beegfs-auth")
+}
 
 // CertValidity is how long mgmtd's certificate is valid. A burst buffer lives for one job;
 // a year leaves room for long jobs without an expiry in the middle of one.
@@ -54,12 +56,11 @@ func NewSecret(bb *v1alpha1.BurstBuffer, rand io.Reader, now time.Time, mgmtdHos
 	if err != nil {
 		return nil, err
 	}
-	return &corev1.Secret{
+	sec := &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: SecretName(bb), Namespace: bb.Namespace,
-			Labels:          serviceLabels(bb, "auth"),
-			OwnerReferences: ownerRefs(bb),
+			Name: SecretName(bb), Namespace: nodetask.Namespace(bb),
+			Labels: serviceLabels(bb, "auth"),
 		},
 		Type:      corev1.SecretTypeOpaque,
 		Immutable: ptr(true),
@@ -68,7 +69,36 @@ func NewSecret(bb *v1alpha1.BurstBuffer, rand io.Reader, now time.Time, mgmtdHos
 			KeyTLSCert:  certPEM,
 			KeyTLSKey:   keyPEM,
 		},
-	}, nil
+	}
+	nodetask.Owned(bb, &sec.ObjectMeta)
+	return sec, nil
+}
+
+// LicenseCopyName is the Secret the management service mounts its licence from: the user's
+// spec.beegfs.licenseSecret itself when the services run beside it, else a copy of its
+// licence in the task namespace (a pod mounts Secrets of its own namespace only).
+func LicenseCopyName(bb *v1alpha1.BurstBuffer) string {
+	if bb.Spec.BeeGFS == nil || bb.Spec.BeeGFS.LicenseSecret == "" {
+		return ""
+	}
+	if nodetask.Namespace(bb) == bb.Namespace {
+		return bb.Spec.BeeGFS.LicenseSecret
+	}
+	return nodetask.TaskName(bb, bb.Name+"-beegfs-license")
+}
+
+// LicenseCopy is the copy of the licence certificate for the task namespace (LicenseCopyName).
+func LicenseCopy(bb *v1alpha1.BurstBuffer, license []byte) *corev1.Secret {
+	sec := &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: LicenseCopyName(bb), Namespace: nodetask.Namespace(bb), Labels: serviceLabels(bb, "license"),
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{KeyLicense: license},
+	}
+	nodetask.Owned(bb, &sec.ObjectMeta)
+	return sec
 }
 
 func selfSignedCert(rand io.Reader, now time.Time, cn, host string) (certPEM, keyPEM []byte, err error) {
@@ -126,10 +156,6 @@ func randSerial(rand io.Reader) (*big.Int, error) {
 // must skip them by their restart policy (Always), as only this engine can stop them in order.
 func serviceLabels(bb *v1alpha1.BurstBuffer, component string) map[string]string {
 	return nodetask.Labels(bb, component)
-}
-
-func ownerRefs(bb *v1alpha1.BurstBuffer) []metav1.OwnerReference {
-	return []metav1.OwnerReference{*metav1.NewControllerRef(bb, v1alpha1.GroupVersion.WithKind("BurstBuffer"))}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -24,7 +24,7 @@ const NetProbePort = 5201
 // name however many nodes there are - an index folded into one number (run*1000 + node) would
 // give run 1, node 0 the name of run 0, node 1000.
 func RunName(bb *v1alpha1.BurstBuffer, component string, run, index int) string {
-	return fmt.Sprintf("%s-%s-%d-%d", bb.Name, component, run, index)
+	return TaskName(bb, fmt.Sprintf("%s-%s-%d-%d", bb.Name, component, run, index))
 }
 
 // probeRuntime is how long a stage-2 probe measures: short for the quick profile, long
@@ -171,9 +171,15 @@ func ComparePod(bb *v1alpha1.BurstBuffer, image string, side, i int, node string
 		spec.Volumes = []corev1.Volume{*other}
 		spec.Mounts = []corev1.VolumeMount{{Name: other.Name, MountPath: CompareMount}}
 		spec.Scheduled = scheduled
+		// A user's claim is mounted beside it, in the burst buffer's namespace; a node-local
+		// path is a host path, in the task namespace.
+		spec.InBurstBufferNamespace = other.PersistentVolumeClaim != nil
 	}
 	spec.Args = req.Args()
 	pod := Pod(bb, spec)
 	pod.Name = RunName(bb, ComponentCompare, side, i)
+	if spec.InBurstBufferNamespace {
+		pod.Name = fmt.Sprintf("%s-%s-%d-%d", bb.Name, ComponentCompare, side, i)
+	}
 	return pod
 }

@@ -23,6 +23,7 @@ func testBB(engine v1alpha1.EngineType, profile v1alpha1.ValidationProfile) *v1a
 	bb.Spec.Storage.Path = "/mnt/nvme"
 	bb.Spec.Validation.Profile = profile
 	bb.Status.Mount = &v1alpha1.MountStatus{HostPath: "/mnt/nvme/beeburst/hpc.scratch"}
+	bb.Status.TaskNamespace = "beeburst-system"
 	return bb
 }
 
@@ -70,7 +71,7 @@ func TestRunNamesDoNotCollide(t *testing.T) {
 			seen[name] = [2]int{k, i}
 		}
 	}
-	if got := SweepPod(bb, testImage, 1, 1000, "n", 1, 5).Name; got != "scratch-sweep-1-1000" {
+	if got := SweepPod(bb, testImage, 1, 1000, "n", 1, 5).Name; got != NamespaceTag("hpc")+"-scratch-sweep-1-1000" {
 		t.Errorf("sweep pod name %s", got)
 	}
 }

@@ -30,10 +30,14 @@ const (
 	LabelInstance  = "app.kubernetes.io/instance"
 	LabelComponent = "app.kubernetes.io/component"
 	LabelManagedBy = "app.kubernetes.io/managed-by"
-	// LabelBurstBufferNamespace is set on a task pod that runs outside its burst buffer's
-	// namespace (teardown in a namespace being deleted: engine.RemoveNodeData).
+	// LabelBurstBufferNamespace is the namespace of the burst buffer a child belongs to: most
+	// children run in the operator's namespace (Namespace), where the name alone is not
+	// enough.
 	LabelBurstBufferNamespace = "beeburst.io/burst-buffer-namespace"
-	ManagedBy                 = "beeburst-operator"
+	// LabelBurstBufferUID is the UID of the burst buffer a child belongs to: a burst buffer
+	// created again under the same name does not take its predecessor's children for its own.
+	LabelBurstBufferUID = "beeburst.io/burst-buffer-uid"
+	ManagedBy           = "beeburst-operator"
 )
 
 // Labels returns the labels of a child of bb with the given component.
@@ -47,10 +51,58 @@ func Labels(bb *v1alpha1.BurstBuffer, component string) map[string]string {
 	}
 }
 
-// Name is a deterministic child name: <bb>-<component>-<index>. BurstBuffer names are at
-// most 40 characters (CRD validation), so the result stays a valid label value.
+// Name is a deterministic child name: <bb>-<component>-<index>, in the task namespace
+// prefixed as TaskName says.
 func Name(bb *v1alpha1.BurstBuffer, component string, index int) string {
-	return fmt.Sprintf("%s-%s-%d", bb.Name, component, index)
+	return TaskName(bb, fmt.Sprintf("%s-%s-%d", bb.Name, component, index))
+}
+
+// Namespace is where bb's host-level children run (status.taskNamespace: the operator's
+// namespace), and bb's own namespace for a burst buffer that has none recorded.
+func Namespace(bb *v1alpha1.BurstBuffer) string {
+	if ns := bb.Status.TaskNamespace; ns != "" {
+		return ns
+	}
+	return bb.Namespace
+}
+
+// TaskName is the name of bb's child called name in the task namespace. There the children
+// of burst buffers of every namespace meet, so a child outside bb's namespace carries a
+// short hash of that namespace in front: burst buffers of one name in two namespaces never
+// share a child, and a namespace's children sort together.
+func TaskName(bb *v1alpha1.BurstBuffer, name string) string {
+	if Namespace(bb) == bb.Namespace {
+		return name
+	}
+	return NamespaceTag(bb.Namespace) + "-" + name
+}
+
+// BelongsTo says whether obj is bb's own child (Owned), not an object of the same name that
+// belongs to something else - a user's, or another burst buffer's of the same name before.
+func BelongsTo(bb *v1alpha1.BurstBuffer, obj metav1.Object) bool {
+	if metav1.IsControlledBy(obj, bb) {
+		return true
+	}
+	l := obj.GetLabels()
+	return l[LabelBurstBufferUID] == string(bb.UID) && l[v1alpha1.LabelBurstBuffer] == bb.Name && l[LabelBurstBufferNamespace] == bb.Namespace
+}
+
+// NamespaceTag is the hash of a namespace that prefixes names in the task namespace.
+func NamespaceTag(namespace string) string { return Hash(namespace)[:6] }
+
+// Owned sets what makes obj bb's child: its labels with bb's namespace, and bb as its
+// controller owner when they share a namespace (an owner reference cannot cross namespaces;
+// teardown deletes the others by their labels).
+func Owned(bb *v1alpha1.BurstBuffer, obj *metav1.ObjectMeta) {
+	if obj.Labels == nil {
+		obj.Labels = map[string]string{}
+	}
+	obj.Labels[LabelBurstBufferNamespace] = bb.Namespace
+	obj.Labels[LabelBurstBufferUID] = string(bb.UID)
+	obj.OwnerReferences = nil
+	if obj.Namespace == bb.Namespace {
+		obj.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(bb, v1alpha1.GroupVersion.WithKind("BurstBuffer"))}
+	}
 }
 
 // DataDir is the burst buffer's directory on a node, below spec.storage.path. It carries
@@ -85,6 +137,9 @@ type Spec struct {
 	// MountFileSystem mounts status.mount.hostPath at FileSystemMount, with HostToContainer
 	// propagation (a BeeGFS client mount made after the pod started is seen).
 	MountFileSystem bool
+	// InBurstBufferNamespace runs the task beside the burst buffer (a copy that mounts the
+	// user's claims), not in the task namespace; such a task must need nothing of the host.
+	InBurstBufferNamespace bool
 	// HostNetwork runs the task in the node's network namespace (network probes).
 	HostNetwork bool
 	Env         []corev1.EnvVar
@@ -108,10 +163,8 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      Name(bb, s.Component, s.Index),
-			Namespace: bb.Namespace,
+			Namespace: Namespace(bb),
 			Labels:    Labels(bb, s.Component),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(bb,
-				v1alpha1.GroupVersion.WithKind("BurstBuffer"))},
 		},
 		Spec: corev1.PodSpec{
 			NodeName:                     s.Node,
@@ -158,6 +211,10 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 	}
 	pod.Spec.Volumes = append(pod.Spec.Volumes, s.Volumes...)
 	pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, s.Mounts...)
+	if s.InBurstBufferNamespace {
+		pod.Namespace, pod.Name = bb.Namespace, fmt.Sprintf("%s-%s-%d", bb.Name, s.Component, s.Index)
+	}
+	Owned(bb, &pod.ObjectMeta)
 	if s.Scheduled {
 		// matchFields on metadata.name is how DaemonSet pods are pinned: exactly this node.
 		pod.Spec.NodeName = ""

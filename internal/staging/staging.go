@@ -29,6 +29,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/claim"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/s3url"
@@ -208,9 +209,15 @@ func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *core
 	if Shared(bb) {
 		req.Shard, req.Of = i, len(bb.Status.Nodes)
 	}
+	// The burst buffer through its staging claim (internal/claim): the copy runs beside the
+	// user's claims and Secrets, in the burst buffer's namespace, with no host path.
+	vols = append(vols, corev1.Volume{Name: "burst-buffer", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name(bb, claim.Staging)},
+	}})
+	mounts = append(mounts, corev1.VolumeMount{Name: "burst-buffer", MountPath: BurstBufferMount})
 	pod := nodetask.Pod(bb, nodetask.Spec{
 		Component: string(d), Index: i, Node: node, Image: image, Args: req.Args(),
-		DeadlineSeconds: -1, Scheduled: true, MountFileSystem: true, Volumes: vols, Mounts: mounts,
+		DeadlineSeconds: -1, Scheduled: true, Volumes: vols, Mounts: mounts, InBurstBufferNamespace: true,
 	})
 	for k, name := range secrets {
 		pod.Spec.Containers[0].EnvFrom = append(pod.Spec.Containers[0].EnvFrom, corev1.EnvFromSource{

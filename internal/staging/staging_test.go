@@ -45,14 +45,24 @@ func TestPodArgsVolumesAndShards(t *testing.T) {
 			t.Errorf("args %q lack %q", args, want)
 		}
 	}
-	if len(p.Spec.Volumes) != 3 || p.Spec.Volumes[0].HostPath.Path != "/run/beeburst/ns.job" {
-		t.Errorf("volumes = %+v, want the mount and two claims", p.Spec.Volumes)
+	// Two claims read-only, then the burst buffer through its staging claim: no host path,
+	// so the copy runs under Pod Security "baseline", beside the user's claims.
+	if len(p.Spec.Volumes) != 3 || p.Spec.Volumes[2].PersistentVolumeClaim == nil || p.Spec.Volumes[2].PersistentVolumeClaim.ClaimName != "job-staging" {
+		t.Errorf("volumes = %+v, want two claims and the staging claim", p.Spec.Volumes)
 	}
-	if m := p.Spec.Containers[0].VolumeMounts[0]; *m.MountPropagation != corev1.MountPropagationHostToContainer {
-		t.Errorf("the burst buffer mount must see the client's mount: %+v", m)
+	for _, v := range p.Spec.Volumes {
+		if v.HostPath != nil {
+			t.Errorf("volume %s is a host path", v.Name)
+		}
 	}
-	if !p.Spec.Volumes[1].PersistentVolumeClaim.ReadOnly || !p.Spec.Containers[0].VolumeMounts[1].ReadOnly {
+	if m := p.Spec.Containers[0].VolumeMounts[2]; m.MountPath != BurstBufferMount || m.ReadOnly {
+		t.Errorf("the burst buffer mount: %+v", m)
+	}
+	if !p.Spec.Volumes[0].PersistentVolumeClaim.ReadOnly || !p.Spec.Containers[0].VolumeMounts[0].ReadOnly {
 		t.Error("stage-in mounts its claims read-only")
+	}
+	if p.Namespace != b.Namespace || len(p.OwnerReferences) != 1 {
+		t.Errorf("a copy runs beside its burst buffer, owned by it: %s, %v", p.Namespace, p.OwnerReferences)
 	}
 	if p.Name != PodName(b, In, 2) || !strings.HasPrefix(p.Name, "job-stagein-") {
 		t.Errorf("name %q", p.Name)
@@ -252,7 +262,7 @@ func TestPodS3(t *testing.T) {
 			t.Errorf("stage-out args %q lack %q", args, want)
 		}
 	}
-	if len(out.Spec.Volumes) != 2 || out.Spec.Volumes[1].PersistentVolumeClaim.ClaimName != "logs" {
+	if len(out.Spec.Volumes) != 2 || out.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "logs" || out.Spec.Volumes[1].PersistentVolumeClaim.ClaimName != "job-staging" {
 		t.Errorf("stage-out volumes %+v", out.Spec.Volumes)
 	}
 }

@@ -112,6 +112,12 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		Expect(strings.TrimSpace(sum1)).To(HaveLen(64))
 		Expect(strings.TrimSpace(sum2)).To(Equal(strings.TrimSpace(sum1)), "written on %s, read on %s", nodes[0], nodes[1])
 
+		// Through the claim, as a job sees it: a pod scheduled on each node, one file system.
+		Expect(cur.Status.Mount.ClaimName).To(Equal(bb.Name))
+		claimShell(ctx, testNamespace, "bgfs-w", bb.Name, nodes[1], "echo through-the-claim > /scratch/e2e/claimed")
+		Expect(claimShell(ctx, testNamespace, "bgfs-r", bb.Name, nodes[0], "cat /scratch/e2e/claimed; sha256sum /scratch/e2e/data | cut -d' ' -f1")).
+			To(And(ContainSubstring("through-the-claim"), ContainSubstring(strings.TrimSpace(sum1))))
+
 		// The stripe pattern of spec.layout (defaults: 512 KiB chunks over both targets).
 		info := clientExec(bb, 0, beegfsCLI(cur)+" entry info "+mnt+"/e2e/data; true")
 		fmt.Fprintf(GinkgoWriter, "%s\n", info)
@@ -145,9 +151,7 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		report += fmt.Sprintf("stage 3 through the BeeGFS client: write best %s, efficiency %.3f\n",
 			mbs(float64(l.Sweep.Write.BestBytesPerSecond)), float64(l.Sweep.Write.EfficiencyPerMille)/1000)
 		// How long each client took from its pod's creation to a mount (its readiness probe).
-		var clients corev1.PodList
-		Expect(k8s.List(ctx, &clients, client.InNamespace(testNamespace), client.MatchingLabels{v1alpha1.LabelBurstBuffer: bb.Name, "app.kubernetes.io/component": nodetask.ComponentClient})).To(Succeed())
-		for _, p := range clients.Items {
+		for _, p := range bbPods(ctx, bb.Name, map[string]string{"app.kubernetes.io/component": nodetask.ComponentClient}) {
 			for _, c := range p.Status.Conditions {
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 					report += fmt.Sprintf("client on %s: mounted %.0f s after its pod was created (includes the image and container start on an emulated node)\n",
@@ -169,7 +173,7 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		// Kill the manager once the services are being started.
 		Eventually(func() bool {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "bgfs2-mgmtd-0"}, &corev1.Pod{}) == nil
+			return k8s.Get(ctx, taskPodKey("bgfs2-mgmtd-0"), &corev1.Pod{}) == nil
 		}, 10*time.Minute, time.Second).Should(BeTrue())
 		out, err := kubectl("-n", operatorNamespace, "delete", "pod", "-l", "app.kubernetes.io/name=beeburst", "--wait=false")
 		Expect(err).NotTo(HaveOccurred(), "%s", out)
@@ -180,15 +184,13 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		cur := get(ctx, bb)
 		Expect(cur.Status.BeeGFS.ConnPortShift).NotTo(Equal(first.Status.BeeGFS.ConnPortShift))
 		// Nothing duplicated: one pod per component and index.
-		var pods corev1.PodList
-		Expect(k8s.List(ctx, &pods, client.InNamespace(testNamespace), client.MatchingLabels{v1alpha1.LabelBurstBuffer: "bgfs2"})).To(Succeed())
 		seen := map[string]bool{}
-		for _, p := range pods.Items {
+		for _, p := range bbPods(ctx, "bgfs2", nil) {
 			Expect(seen[p.Name]).To(BeFalse(), "%s", p.Name)
 			seen[p.Name] = true
 		}
 		for _, name := range []string{"bgfs2-mgmtd-0", "bgfs2-meta-0", "bgfs2-storage-0", "bgfs2-storage-1", "bgfs2-client-0", "bgfs2-client-1"} {
-			Expect(seen).To(HaveKey(name))
+			Expect(seen).To(HaveKey(taskPodKey(name).Name))
 		}
 		// Isolated: the first file system's file is not in the second.
 		ls := clientExec(bb, 1, "ls -A "+cur.Status.Mount.HostPath+"; echo end")
@@ -229,9 +231,7 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 			start := time.Now()
 			deleteAndWait(ctx, bb, 15*time.Minute)
 			fmt.Printf("%s: deleted in %.1f s\n", name, time.Since(start).Seconds())
-			var pods corev1.PodList
-			Expect(k8s.List(ctx, &pods, client.InNamespace(testNamespace), client.MatchingLabels{v1alpha1.LabelBurstBuffer: name})).To(Succeed())
-			Expect(pods.Items).To(BeEmpty())
+			Expect(bbPods(ctx, name, nil)).To(BeEmpty())
 			for _, node := range nodes {
 				out := hostShell(ctx, node, fmt.Sprintf("cat /proc/1/mounts; echo ---; ls -A /host/nvme/beeburst 2>/dev/null; echo ---; ls -d /host/run%s 2>&1; true", strings.TrimPrefix(mnt, beegfs.MountRoot)))
 				fmt.Fprintf(GinkgoWriter, "%s on %s:\n%s\n", name, node, out)
@@ -349,11 +349,11 @@ func deleteAndWait(ctx context.Context, bb *v1alpha1.BurstBuffer, limit time.Dur
 // clientExec runs a shell command in the burst buffer's i-th client pod (the tools image, the
 // mount, the auth Secret at beegfs.AuthDir, host network) and returns its output.
 func clientExec(bb *v1alpha1.BurstBuffer, i int, script string) string {
-	name := fmt.Sprintf("%s-client-%d", bb.Name, i)
+	key := taskPodKey(fmt.Sprintf("%s-client-%d", bb.Name, i))
 	var out string
 	var err error
 	for try := 0; try < 3; try++ { // an emulated node's apiserver connection can drop once
-		out, err = kubectl("exec", "-n", bb.Namespace, name, "--", "sh", "-c", script)
+		out, err = kubectl("exec", "-n", key.Namespace, key.Name, "--", "sh", "-c", script)
 		if err == nil {
 			break
 		}

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 const (
@@ -66,6 +67,29 @@ func run(name string, args ...string) (string, error) {
 
 func kubectl(args ...string) (string, error) { return run("kubectl", args...) }
 
+// bbPods lists the pods the operator made for burst buffer name of testNamespace (and the
+// labels given), wherever they run: its host-level pods in the operator's namespace, its
+// copies beside it.
+func bbPods(ctx context.Context, name string, labels map[string]string) []corev1.Pod {
+	var out []corev1.Pod
+	sel := client.MatchingLabels{v1alpha1.LabelBurstBuffer: name, nodetask.LabelBurstBufferNamespace: testNamespace}
+	for k, v := range labels {
+		sel[k] = v
+	}
+	for _, ns := range []string{testNamespace, operatorNamespace} {
+		var pods corev1.PodList
+		Expect(k8s.List(ctx, &pods, client.InNamespace(ns), sel)).To(Succeed())
+		out = append(out, pods.Items...)
+	}
+	return out
+}
+
+// taskPodKey is where the host-level pod called name (as it would be beside its burst
+// buffer in testNamespace) runs: in the operator's namespace, behind the namespace's tag.
+func taskPodKey(name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: operatorNamespace, Name: nodetask.NamespaceTag(testNamespace) + "-" + name}
+}
+
 var _ = BeforeSuite(func() {
 	Expect(os.Getenv("KUBECONFIG")).NotTo(BeEmpty(), "KUBECONFIG must name the cluster under test (make test-e2e sets it)")
 	wd, err := os.Getwd()
@@ -98,6 +122,7 @@ var _ = JustAfterEach(func() {
 		{"get", "leases", "-n", operatorNamespace, "-o", "yaml"},
 		{"-n", operatorNamespace, "logs", "deploy/beeburst-manager", "--tail=200"},
 		{"describe", "pods", "-n", testNamespace},
+		{"describe", "pods", "-n", operatorNamespace, "-l", "beeburst.io/burst-buffer"},
 	} {
 		out, _ := kubectl(args...)
 		fmt.Fprintf(GinkgoWriter, "---- kubectl %s\n%s\n", strings.Join(args, " "), out)

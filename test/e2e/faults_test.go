@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 // The fault suite (label "faults"; `make test-e2e` runs it on the first testbed
@@ -380,7 +381,7 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 		Expect(k8s.Create(ctx, failing)).To(Succeed())
 		podUID := func(name string) types.UID {
 			var pod corev1.Pod
-			_ = k8s.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, &pod)
+			_ = k8s.Get(ctx, taskPodKey(name), &pod)
 			return pod.UID
 		}
 		// The second burst buffer comes while the first sweeps, and queues for the nodes.
@@ -425,10 +426,8 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 		// The nodes go to the next one at once, not at the failed one's time budget (10 min).
 		Eventually(func() v1alpha1.Phase { return getName(ctx, next.Name).Status.Phase }, 3*time.Minute, time.Second).Should(Equal(v1alpha1.PhaseReady))
 		nextReady := time.Since(killed)
-		var pods corev1.PodList
-		Expect(k8s.List(ctx, &pods, client.InNamespace(testNamespace), client.MatchingLabels{v1alpha1.LabelBurstBuffer: failing.Name})).To(Succeed())
 		var failed []string
-		for _, p := range pods.Items {
+		for _, p := range bbPods(ctx, failing.Name, nil) {
 			if p.Status.Phase == corev1.PodFailed {
 				failed = append(failed, p.Name)
 			}
@@ -593,8 +592,8 @@ func watchPods(ctx context.Context, bb string) *podWatch {
 	go func() {
 		for ctx.Err() == nil {
 			var pods corev1.PodList
-			if err := k8s.List(ctx, &pods, client.InNamespace(testNamespace), client.MatchingLabels{
-				v1alpha1.LabelBurstBuffer: bb, "app.kubernetes.io/managed-by": "beeburst-operator"}); err == nil {
+			if err := k8s.List(ctx, &pods, client.MatchingLabels{
+				v1alpha1.LabelBurstBuffer: bb, nodetask.LabelBurstBufferNamespace: testNamespace, "app.kubernetes.io/managed-by": "beeburst-operator"}); err == nil {
 				w.mu.Lock()
 				for _, p := range pods.Items {
 					if w.uids[p.Name] == nil {
@@ -630,8 +629,8 @@ func recordMeasuringRuns(ctx context.Context) *measuringRuns {
 	go func() {
 		defer GinkgoRecover()
 		for ctx.Err() == nil {
-			w, err := k8sWatch.Watch(ctx, &corev1.PodList{}, client.InNamespace(testNamespace),
-				client.MatchingLabels{"app.kubernetes.io/managed-by": "beeburst-operator"})
+			w, err := k8sWatch.Watch(ctx, &corev1.PodList{}, client.InNamespace(operatorNamespace),
+				client.MatchingLabels{"app.kubernetes.io/managed-by": "beeburst-operator", nodetask.LabelBurstBufferNamespace: testNamespace})
 			if err != nil {
 				time.Sleep(time.Second)
 				continue
@@ -706,12 +705,18 @@ func expectNothingLeft(ctx context.Context, names ...string) {
 	for _, name := range names {
 		Eventually(func(g Gomega) {
 			g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, &v1alpha1.BurstBuffer{}))).To(BeTrue(), "%s still exists (finalizer)", name)
-			var pods corev1.PodList
-			g.Expect(k8s.List(ctx, &pods, client.InNamespace(testNamespace), client.MatchingLabels{"app.kubernetes.io/instance": name})).To(Succeed())
-			g.Expect(pods.Items).To(BeEmpty(), "pods of %s", name)
-			var cms corev1.ConfigMapList
-			g.Expect(k8s.List(ctx, &cms, client.InNamespace(testNamespace), client.MatchingLabels{v1alpha1.LabelBurstBuffer: name})).To(Succeed())
-			g.Expect(cms.Items).To(BeEmpty(), "ConfigMaps of %s", name)
+			for _, ns := range []string{testNamespace, operatorNamespace} {
+				of := client.MatchingLabels{v1alpha1.LabelBurstBuffer: name, nodetask.LabelBurstBufferNamespace: testNamespace}
+				var pods corev1.PodList
+				g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns), of)).To(Succeed())
+				g.Expect(pods.Items).To(BeEmpty(), "pods of %s in %s", name, ns)
+				var cms corev1.ConfigMapList
+				g.Expect(k8s.List(ctx, &cms, client.InNamespace(ns), of)).To(Succeed())
+				g.Expect(cms.Items).To(BeEmpty(), "ConfigMaps of %s in %s", name, ns)
+				var secrets corev1.SecretList
+				g.Expect(k8s.List(ctx, &secrets, client.InNamespace(ns), of)).To(Succeed())
+				g.Expect(secrets.Items).To(BeEmpty(), "Secrets of %s in %s", name, ns)
+			}
 			var leases coordinationv1.LeaseList
 			g.Expect(k8s.List(ctx, &leases, client.InNamespace(operatorNamespace), client.MatchingLabels{"app.kubernetes.io/component": "node-lock"})).To(Succeed())
 			for _, l := range leases.Items {

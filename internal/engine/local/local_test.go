@@ -30,6 +30,7 @@ func testBB() *v1alpha1.BurstBuffer {
 			Storage:  v1alpha1.StorageSpec{Path: "/mnt/nvme"},
 			Workload: v1alpha1.WorkloadSpec{MountPath: "/mnt/beeburst"},
 		},
+		Status: v1alpha1.BurstBufferStatus{TaskNamespace: "beeburst-system"},
 	}
 }
 
