@@ -16,6 +16,8 @@
 #   hack/cluster.sh down    # tear down what `up` made
 #
 # It writes the kubeconfig it uses to bin/kubeconfig.env (KUBECONFIG=...) for later steps.
+# IMAGE_BUILDER=docker builds the images from their Dockerfiles with hack/docker.sh instead of
+# from the host's binaries (hack/image); both are named beeburst/{manager,agent}:$IMG_TAG.
 # E2E_GINKGO_ARGS adds Ginkgo flags to every run of the suite, e.g. one spec on the device-bound
 # testbed only, all under the testbed's lock:
 #   E2E_TESTBEDS="--workers 2 --link-rate none --disk-write-rate 150MB --disk-read-rate 300MB" \
@@ -87,6 +89,12 @@ env_load() {
 images() {
   make -s build host-tools >/dev/null
   mkdir -p bin/images
+  if [ "${IMAGE_BUILDER:-}" = docker ]; then
+    # The Dockerfiles' images, built by a Docker engine of our own (hack/docker.sh: its own
+    # network namespace and socket, base images made offline) and saved as docker-archives.
+    IMG_TAG=$TAG REGISTRY=beeburst hack/docker.sh images bin/images
+    return
+  fi
   # The agent image: the static agent at /agent plus fio, iperf3 and a shell from the host.
   hack/image/build.sh --name "beeburst/agent:$TAG" --binary bin/agent:/agent \
     --host-bin fio --host-bin iperf3 --host-bin sh --host-bin ls --host-bin cat --host-bin mkdir --host-bin rmdir --host-bin dd \
@@ -103,14 +111,14 @@ load() {
   elif [ "${OURS:-}" = testbed ] || [ -S "$TESTBED_DIR/nodes/worker-1/containerd.sock" ]; then
     hack/testbed/load-image.sh bin/images/agent.tar bin/images/manager.tar
   else
-    log "KUBECONFIG names a cluster that is neither kind nor the testbed: push beeburst/manager:$TAG and beeburst/agent:$TAG to its registry yourself"
+    log "KUBECONFIG names a cluster that is neither kind nor the testbed: nothing loaded. Use a release's images (docs/install.md), or build and push your own: make docker-build docker-push REGISTRY=<your registry> VERSION=<tag>, then install the chart with image.repository and agentImage set to them"
   fi
 }
 
 deploy() {
   env_load
   "$HELM" upgrade --install beeburst charts/beeburst --namespace beeburst-system --create-namespace \
-    --set image.tag="$TAG" --set agentImage="beeburst/agent:$TAG" --wait --timeout 3m
+    --set image.repository=beeburst/manager --set image.tag="$TAG" --set agentImage="beeburst/agent:$TAG" --wait --timeout 3m
 }
 
 down() {
