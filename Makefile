@@ -220,7 +220,9 @@ helm-package: helm ## Package the chart into RELEASE_DIR as beeburst-CHART_VERSI
 	$(HELM) package charts/beeburst --version $(CHART_VERSION) --app-version $(VERSION) -d $(RELEASE_DIR)
 
 .PHONY: helm-push
-helm-push: helm ## Push the packaged chart to CHART_REGISTRY as an OCI artifact (helm registry login first).
+helm-push: helm ## Push the packaged chart to CHART_REGISTRY as an OCI artifact (logs in with REGISTRY_USER/REGISTRY_PASSWORD if set).
+	@if [ -n "$${REGISTRY_PASSWORD:-}" ]; then \
+	  echo "$$REGISTRY_PASSWORD" | $(HELM) registry login "$(firstword $(subst /, ,$(patsubst oci://%,%,$(CHART_REGISTRY))))" -u "$$REGISTRY_USER" --password-stdin; fi
 	$(HELM) push $(RELEASE_DIR)/beeburst-$(CHART_VERSION).tgz $(CHART_REGISTRY)
 
 .PHONY: test-chart-oci

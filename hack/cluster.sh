@@ -16,8 +16,9 @@
 #   hack/cluster.sh down    # tear down what `up` made
 #
 # It writes the kubeconfig it uses to bin/kubeconfig.env (KUBECONFIG=...) for later steps.
-# IMAGE_BUILDER=docker builds the images from their Dockerfiles with hack/docker.sh instead of
-# from the host's binaries (hack/image); both are named beeburst/{manager,agent}:$IMG_TAG.
+# IMAGE_BUILDER=docker builds the images from their Dockerfiles (with the Docker engine that
+# answers, else with hack/docker.sh's) instead of from the host's binaries (hack/image); both
+# ways they are named beeburst/{manager,agent}:$IMG_TAG.
 # E2E_GINKGO_ARGS adds Ginkgo flags to every run of the suite, e.g. one spec on the device-bound
 # testbed only, all under the testbed's lock:
 #   E2E_TESTBEDS="--workers 2 --link-rate none --disk-write-rate 150MB --disk-read-rate 300MB" \
@@ -90,9 +91,16 @@ images() {
   make -s build host-tools >/dev/null
   mkdir -p bin/images
   if [ "${IMAGE_BUILDER:-}" = docker ]; then
-    # The Dockerfiles' images, built by a Docker engine of our own (hack/docker.sh: its own
-    # network namespace and socket, base images made offline) and saved as docker-archives.
-    IMG_TAG=$TAG REGISTRY=beeburst hack/docker.sh images bin/images
+    # The Dockerfiles' images, saved as docker-archives. With a Docker engine that answers
+    # (CI's), that one; without (our machines), an engine of our own (hack/docker.sh: its own
+    # network namespace and socket, base images made offline).
+    if docker info >/dev/null 2>&1; then
+      make -s docker-build-manager docker-build-agent REGISTRY=beeburst VERSION="$TAG"
+      docker save -o bin/images/manager.tar "beeburst/manager:$TAG"
+      docker save -o bin/images/agent.tar "beeburst/agent:$TAG"
+    else
+      IMG_TAG=$TAG REGISTRY=beeburst hack/docker.sh images bin/images
+    fi
     return
   fi
   # The agent image: the static agent at /agent plus fio, iperf3 and a shell from the host.
@@ -234,5 +242,5 @@ case "${1:-}" in
   env) paste_env ;;
   down) down ;;
   images) images ;;
-  *) sed -n '2,18p' "$0"; exit 2 ;;
+  *) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d'; exit 2 ;;
 esac

@@ -32,7 +32,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
-NETNS=${BB_DOCKER_NETNS:-beeburst-docker}
+# Not "beeburst-*": the testbed's teardown ends every process in a namespace named so.
+NETNS=${BB_DOCKER_NETNS:-bbdocker}
 DATA=${BB_DOCKER_DATA:-/var/lib/beeburst-docker}
 RUN=${BB_DOCKER_RUN:-/run/beeburst-docker}
 SOCK=$RUN/docker.sock
@@ -68,9 +69,23 @@ install() {
   # The packages' service units do not run here (no systemd); nothing listens on the default socket.
 }
 
+# stop NAME: end the process of $RUN/NAME.pid (ours), TERM then KILL after 30 s.
+stop() {
+  local f=$RUN/$1.pid p
+  if pid_alive "$f"; then
+    p=$(cat "$f")
+    kill "$p"
+    for _ in $(seq 60); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$p" 2>/dev/null && { log "$1 ($p) did not stop in 30 s: killing it"; kill -9 "$p"; }
+  fi
+  rm -f "$f"
+}
+
 network() {
   [ -e "/run/netns/$NETNS" ] || ip netns add "$NETNS"
   if ! ip link show "$HOST_VETH" >/dev/null 2>&1; then
+    # A proxy still bound to an address that went with an earlier veth: start it afresh.
+    stop tinyproxy
     ip link add "$HOST_VETH" type veth peer name eth0 netns "$NETNS"
     ip addr add "$HOST_IP/30" dev "$HOST_VETH"
     ip link set "$HOST_VETH" up
@@ -114,16 +129,8 @@ up() {
 }
 
 down() {
-  local f p
-  for f in dockerd tinyproxy; do
-    if pid_alive "$RUN/$f.pid"; then
-      p=$(cat "$RUN/$f.pid")
-      kill "$p"
-      for _ in $(seq 60); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
-      kill -0 "$p" 2>/dev/null && { log "$f ($p) did not stop in 30 s: killing it"; kill -9 "$p"; }
-    fi
-    rm -f "$RUN/$f.pid"
-  done
+  stop dockerd
+  stop tinyproxy
   ip link del "$HOST_VETH" 2>/dev/null || true
   [ -e "/run/netns/$NETNS" ] && ip netns del "$NETNS"
   log "stopped (images and build cache kept in $DATA; hack/docker.sh purge removes them)"
