@@ -4,7 +4,7 @@
 #     tasks run against the burst buffer's management service;
 #   - mount(8) and umount(8) (util-linux), with which the client pods mount the file system
 #     through the BeeGFS kernel module the node already has (the module is not in any image);
-#   - sh, grep, sed, timeout, dmesg, tee, tail, head and date for the engine's scripts.
+#   - sh and coreutils, grep, sed, dmesg for the engine's scripts.
 # Nothing of BeeGFS is compiled here: the CLI is ThinkParQ's published Debian package
 # (beegfs-tools) of the release, from ThinkParQ's package repository.
 #
@@ -38,7 +38,7 @@ RUN apt-get update \
 # ThinkParQ's packages install below /opt/beegfs.
 ENV PATH=/opt/beegfs/sbin:/opt/beegfs/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # Every command the engine's scripts run (hack/dockerfiles checks this list against them).
-RUN for c in beegfs sh grep sed timeout dmesg mount umount tee tail head date sleep mkdir rmdir cat; do \
+RUN for c in beegfs sh grep sed timeout dmesg mount umount tee tail head date sleep mkdir rmdir rm cat; do \
       command -v "$c" >/dev/null || { echo "missing: $c" >&2; exit 1; }; \
     done
 LABEL org.opencontainers.image.title="beeburst beegfs-tools" \
