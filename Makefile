@@ -157,6 +157,28 @@ demo: helm ## The main job: a cluster (testbed or kind), the operator, the sampl
 images: ## Build the operator and agent images as tars in bin/images for the testbed (no Docker needed).
 	hack/cluster.sh images
 
+.PHONY: deploy
+deploy: helm ## Install the chart into the current cluster (hack/cluster.sh up first).
+	HELM=$(HELM) hack/cluster.sh deploy
+
+.PHONY: cluster-down
+cluster-down: ## Tear down the cluster `make demo` brought up.
+	hack/cluster.sh down
+
+.PHONY: install
+install: manifests ## Install the CRDs into the current kubeconfig's cluster.
+	kubectl apply --server-side -f config/crd/bases
+
+.PHONY: uninstall
+uninstall: ## Remove the CRDs.
+	kubectl delete --ignore-not-found -f config/crd/bases
+
+.PHONY: helm-lint
+helm-lint: helm manifests ## Lint the chart, check it agrees with config/, and that VERSION flows into a release's artifacts.
+	$(HELM) lint charts/beeburst
+	hack/check-chart.sh "$(HELM)"
+	HELM=$(HELM) hack/check-release.sh
+
 ##@ Images (Dockerfiles; BuildKit)
 .PHONY: docker-build
 docker-build: docker-build-manager docker-build-agent docker-build-beegfs-tools ## Build IMG, AGENT_IMG and BEEGFS_TOOLS_IMG for this machine's platform.
@@ -185,28 +207,6 @@ docker-buildx: ## Build and push the three images for PLATFORMS (linux/amd64,lin
 	$(CONTAINER_TOOL) buildx build --push --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --build-arg VERSION=$(VERSION) -t $(AGENT_IMG) -f build/agent.Dockerfile .
 	$(CONTAINER_TOOL) buildx build --push --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --build-arg BEEGFS_VERSION=$(BEEGFS_VERSION) -t $(BEEGFS_TOOLS_IMG) -f build/beegfs-tools.Dockerfile build
 
-.PHONY: deploy
-deploy: helm ## Install the chart into the current cluster (hack/cluster.sh up first).
-	HELM=$(HELM) hack/cluster.sh deploy
-
-.PHONY: cluster-down
-cluster-down: ## Tear down the cluster `make demo` brought up.
-	hack/cluster.sh down
-
-.PHONY: install
-install: manifests ## Install the CRDs into the current kubeconfig's cluster.
-	kubectl apply --server-side -f config/crd/bases
-
-.PHONY: uninstall
-uninstall: ## Remove the CRDs.
-	kubectl delete --ignore-not-found -f config/crd/bases
-
-.PHONY: helm-lint
-helm-lint: helm manifests ## Lint the chart, check it agrees with config/, and that VERSION flows into a release's artifacts.
-	$(HELM) lint charts/beeburst
-	hack/check-chart.sh "$(HELM)"
-	HELM=$(HELM) hack/check-release.sh
-
 ##@ Release
 # The chart's version is VERSION without its v (SemVer); a VERSION that is not a release tag
 # (dev) gives 0.0.0-VERSION.
@@ -226,7 +226,7 @@ helm-push: helm ## Push the packaged chart to CHART_REGISTRY as an OCI artifact 
 	$(HELM) push $(RELEASE_DIR)/beeburst-$(CHART_VERSION).tgz $(CHART_REGISTRY)
 
 .PHONY: test-chart-oci
-test-chart-oci: helm registry ## Push the packaged chart to a local OCI registry and install-render it from there (not part of make test).
+test-chart-oci: helm registry ## Push the packaged chart to a local OCI registry, read and render it back from there (not part of make test).
 	HELM=$(HELM) OCI_REGISTRY=$(OCI_REGISTRY) hack/test-chart-oci.sh
 
 .PHONY: release-artifacts
