@@ -231,5 +231,5 @@ case "${1:-}" in
   images) up; bases; build; save "${2:?usage: hack/docker.sh images DIR}" ;;
   env) echo "export DOCKER_HOST=unix://$SOCK DOCKER_BUILDKIT=1  # and use $DOCKER (the daemon's own client)" ;;
   status) status ;;
-  *) sed -n '2,33p' "$0"; exit 2 ;;
+  *) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d'; exit 2 ;;
 esac
