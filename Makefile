@@ -232,8 +232,9 @@ test-chart-oci: helm registry ## Push the packaged chart to a local OCI registry
 .PHONY: release-artifacts
 release-artifacts: helm-package ## Everything a release attaches, in RELEASE_DIR: chart, CRDs, krew archives and manifest (VERSION=vX.Y.Z).
 	cat config/crd/bases/*.yaml > $(RELEASE_DIR)/beeburst-crds.yaml
-	OUT=$(RELEASE_DIR) hack/krew-release.sh $(VERSION)
-	cp plugins/beeburst.yaml $(RELEASE_DIR)/krew-beeburst.yaml
+	@# The krew manifest is filled in a copy (without the template's comments): plugins/beeburst.yaml stays the template.
+	grep -v '^#' plugins/beeburst.yaml > $(RELEASE_DIR)/krew-beeburst.yaml
+	OUT=$(RELEASE_DIR) MANIFEST=$(RELEASE_DIR)/krew-beeburst.yaml hack/krew-release.sh $(VERSION)
 	cd $(RELEASE_DIR) && sha256sum beeburst-* kubectl-beeburst_* krew-beeburst.yaml > SHA256SUMS
 
 ##@ Tools

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Builds the kubectl plugin's release archives and fills plugins/beeburst.yaml (krew's
-# manifest) with their version, URIs and sha256 sums.
+# Builds the kubectl plugin's release archives and fills a krew manifest (MANIFEST, default
+# plugins/beeburst.yaml; `make release-artifacts` fills a copy of it) with their version, URIs
+# and sha256 sums.
 #
 #   hack/krew-release.sh v0.2.0            # every platform of the manifest, into bin/release/
 #   PLATFORMS=linux/amd64 hack/krew-release.sh v0.2.0    # some of them (the others keep their entries)
-#   OUT=DIR MANIFEST=FILE hack/krew-release.sh v0.2.0    # elsewhere (hack/check-release.sh)
+#   OUT=DIR MANIFEST=FILE hack/krew-release.sh v0.2.0    # elsewhere (make release-artifacts, hack/check-release.sh)
 #   KREW_BUILD_FLAGS=... replaces -trimpath (a check shares the build cache of the tests)
 #
 # The plugin is stamped with the version (`kubectl beeburst version`), as `make build` does.
-# Upload bin/release/*.tar.gz to the release named in the URIs
-# (RELEASE_URL, default https://github.com/beeburst/beeburst/releases/download/VERSION), then
-# submit plugins/beeburst.yaml to krew-index. Windows is not built: the plugin links a
+# The archives belong to the release named in the URIs (RELEASE_URL, default
+# https://github.com/beeburst/beeburst/releases/download/VERSION), where the release workflow
+# uploads them with the filled manifest, which then goes to krew-index. Windows is not built: the plugin links a
 # Linux-only package (internal/treecopy, through internal/bench).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
