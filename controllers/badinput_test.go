@@ -2,7 +2,6 @@ package controllers_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -91,7 +90,7 @@ var _ = Describe("Bad input", func() {
 
 			if want.condition == "" {
 				Expect(err).To(HaveOccurred(), "the API server accepted it")
-				Expect(apierrors.IsInvalid(err)).To(BeTrue(), err.Error())
+				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 				Expect(err.Error()).To(And(ContainSubstring(want.field), ContainSubstring(want.text)))
 				GinkgoWriter.Println("refused:", err.Error())
 				return
@@ -303,7 +302,7 @@ var _ = Describe("Bad input", func() {
 				err = k8s.Update(ctx, c)
 				return !apierrors.IsConflict(err)
 			}, timeout).Should(BeTrue())
-			Expect(apierrors.IsInvalid(err)).To(BeTrue(), fmt.Sprint(err))
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 			Expect(err.Error()).To(Or(ContainSubstring("target is immutable"), ContainSubstring("target cannot be added or removed")))
 		}
 
@@ -339,7 +338,7 @@ target: {writeBytesPerSecond: 2G}`)
 			if refusal == "" {
 				Expect(err).NotTo(HaveOccurred())
 			} else {
-				Expect(apierrors.IsInvalid(err)).To(BeTrue(), fmt.Sprint(err))
+				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 				Expect(err.Error()).To(ContainSubstring(refusal))
 			}
 			Expect(get(ctx, bb).Status.Nodes[0].Path).To(Equal("/mnt/nvme/beeburst/" + ns + ".live"))
@@ -394,7 +393,7 @@ var _ = Describe("Objects stored before the CRD's rules", Serial, func() {
 			"old-path":   {strings.Replace(base, "/mnt/nvme", "/etc", 1), `spec.storage.path: Invalid value: "/etc"`},
 		}
 		for name, o := range stored {
-			Expect(k8s.Create(ctx, unstructuredBB(ns, name, o.spec))).To(Succeed(), name)
+			Expect(k8s.Create(ctx, unstructuredBB(ns, name, o.spec))).To(Succeed(), "%s", name)
 		}
 		// A string where Go has an int32: this one cannot even be decoded.
 		undecodable := unstructuredBB(ns, "old-count", strings.Replace(base, "count: 1", "count: two", 1))
@@ -407,10 +406,10 @@ var _ = Describe("Objects stored before the CRD's rules", Serial, func() {
 
 		for name, o := range stored {
 			bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-			Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec), name)
-			Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(ContainSubstring(o.field), name)
-			Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseFailed), name)
-			Expect(podsOf(ctx, ns, name)).To(BeEmpty(), name)
+			Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec), "%s", name)
+			Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(ContainSubstring(o.field), "%s", name)
+			Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseFailed), "%s", name)
+			Expect(podsOf(ctx, ns, name)).To(BeEmpty(), "%s", name)
 		}
 		// The undecodable one: a Warning event and Ready=False naming the field, no finalizer,
 		// nothing done on its behalf.
@@ -436,7 +435,7 @@ var _ = Describe("Objects stored before the CRD's rules", Serial, func() {
 		for _, bb := range []*v1alpha1.BurstBuffer{steady, after, restarted} {
 			Expect(k8s.Delete(ctx, bb)).To(Succeed())
 			finishPod(ctx, ns, bb.Name+"-clean-0", corev1.PodSucceeded, "")
-			Eventually(gone(ctx, bb), timeout).Should(BeTrue(), bb.Name)
+			Eventually(gone(ctx, bb), timeout).Should(BeTrue(), "%s", bb.Name)
 		}
 	})
 })

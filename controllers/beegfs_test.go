@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -51,6 +52,33 @@ func runPod(ctx context.Context, ns, name string) {
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: nowMeta()}}
 	Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+}
+
+// podLogs plays the kubelet's log endpoint for the manager (BurstBufferReconciler.PodLogTail):
+// a spec writes a pod's log, the manager reads its last lines. A pod without one has no log,
+// as the API answers without a kubelet.
+var podLogs = &fakeLogs{logs: map[string]string{}}
+
+type fakeLogs struct {
+	mu   sync.Mutex
+	logs map[string]string
+}
+
+func (f *fakeLogs) set(ns, name, log string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.logs[ns+"/"+name] = log
+}
+
+func (f *fakeLogs) tail(_ context.Context, ns, name string, lines int64) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	log, ok := f.logs[ns+"/"+name]
+	if !ok {
+		return "", fmt.Errorf("no log of pod %s/%s", ns, name)
+	}
+	l := strings.SplitAfter(log, "\n")
+	return strings.Join(l[max(0, len(l)-int(lines)):], ""), nil
 }
 
 func podExists(ctx context.Context, ns, name string) func() bool {
@@ -251,7 +279,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 
 		// (e) Metadata on the first node, storage on both.
 		for _, name := range []string{"bgfs-meta-0", "bgfs-storage-0", "bgfs-storage-1"} {
-			Eventually(podExists(ctx, ns, name), timeout).Should(BeTrue(), name)
+			Eventually(podExists(ctx, ns, name), timeout).Should(BeTrue(), "%s", name)
 		}
 		Expect(podExists(ctx, ns, "bgfs-meta-1")()).To(BeFalse())
 		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).
@@ -298,7 +326,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		Expect(cur.Status.Mount.HostPath).To(Equal("/run/beeburst/" + ns + ".bgfs"))
 		Expect(meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionClientsMounted).Status).To(Equal(metav1.ConditionTrue))
 		for _, n := range cur.Status.Nodes {
-			Expect(n.Prepared).To(BeTrue(), n.Name)
+			Expect(n.Prepared).To(BeTrue(), "%s", n.Name)
 		}
 
 		// Teardown: clients first; services only once the clients are gone; then directories.
@@ -309,7 +337,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		forceGone(ctx, ns, "bgfs-client-0")
 		forceGone(ctx, ns, "bgfs-client-1")
 		for _, name := range []string{"bgfs-mgmtd-0", "bgfs-meta-0", "bgfs-storage-0", "bgfs-storage-1"} {
-			Eventually(deleting(ctx, ns, name), timeout).Should(BeTrue(), name)
+			Eventually(deleting(ctx, ns, name), timeout).Should(BeTrue(), "%s", name)
 		}
 		Consistently(podExists(ctx, ns, "bgfs-clean-0"), "1s").Should(BeFalse(), "targets stay until every service stopped")
 		for _, name := range []string{"bgfs-mgmtd-0", "bgfs-meta-0", "bgfs-storage-0", "bgfs-storage-1"} {
@@ -421,6 +449,46 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		Expect(msg).To(ContainSubstring("spec.beegfs.licenseSecret"))
 		Expect(condition(ctx, bb, v1alpha1.ConditionClientsMounted)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired))
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		tearDown(ctx, bb)
+	})
+
+	It("fails with LicenseRequired when mgmtd refuses servers beyond the licensed machines", func() {
+		bb := beegfsBB(ns, "licmach", 2)
+		bb.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{LicenseSecret: "beegfs-license"}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "beegfs-license"},
+			Data: map[string][]byte{beegfs.KeyLicense: []byte("-----BEGIN CERTIFICATE-----\n")}})).To(Succeed())
+		passModuleCheck(ctx, bb, 2)
+		runPod(ctx, ns, "licmach-mgmtd-0")
+		runPod(ctx, ns, "licmach-meta-0")
+		runPod(ctx, ns, "licmach-storage-0")
+		// The second node's storage server runs but never opens its port: mgmtd refuses its
+		// registration and says so in its own log only (beegfs-rust mgmtd/src/bee_msg/common.rs,
+		// 8.3.1 with a licence for one machine); the server logs that it will keep on trying.
+		pod := &corev1.Pod{}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "licmach-storage-1"}, pod) }, timeout).Should(Succeed())
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: nowMeta()}}
+		Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).
+			Should(ContainSubstring("storage on " + ns + "-b: running, not ready yet"))
+		Consistently(condition(ctx, bb, v1alpha1.ConditionProvisioned), "1s").Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProvisioning),
+			"a server that waits without mgmtd's refusal in its log is a slow one")
+
+		// mgmtd's log gets the refusal after the operator last looked: no pod changes, so the
+		// operator must look again by itself.
+		podLogs.set(ns, "licmach-mgmtd-0", "[2026-11-26T10:14:48Z WARN ] No license loaded for feature ...\n"+
+			"[2026-11-26T10:15:02Z ERROR] Heartbeat: Licensed machine limit reached. Node registration denied.\n")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired))
+		msg := condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message
+		Expect(msg).To(ContainSubstring("Licensed machine limit reached"))
+		Expect(msg).To(ContainSubstring("not registered: storage on " + ns + "-b"))
+		Expect(msg).To(ContainSubstring("on 2 machine(s)"))
+		Expect(msg).To(ContainSubstring("spec.beegfs.licenseSecret"))
+		Expect(msg).To(ContainSubstring("spec.engine: local"))
+		Expect(condition(ctx, bb, v1alpha1.ConditionClientsMounted)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		Expect(podExists(ctx, ns, "licmach-ready-0")()).To(BeFalse(), "nothing starts after the refusal")
 		tearDown(ctx, bb)
 	})
 
@@ -544,7 +612,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 			"UNINITIALIZED INITIALIZED ERROR RUNNING STOPPING STOPPED FINISHING FINISHED UNKNOWN",
 			"0 0 1 0 0 0 0 1 0",
 			"NODE ID NODE ALIAS STATUS ACTION ERROR CODE",
-			"s:2 storage_2 error status I/O error from worker",
+			"s:2 node_storage_2 error status I/O error from worker",
 			"write 927734kiB/s s:1",
 			"write 8123kiB/s s:17",
 			"== read (exit 0) ==",

@@ -51,8 +51,9 @@ type BurstBufferReconciler struct {
 	Engines map[v1alpha1.EngineType]engine.Engine
 	// Now is the clock (tests may replace it).
 	Now func() time.Time
-	// PodLogTail returns the last lines of a pod's log (the progress of a running copy). Set
-	// from the manager's config by SetupWithManager when nil.
+	// PodLogTail returns the last lines of a pod's log (the progress of a running copy; the
+	// beegfs engine's management service). Set from the manager's config by SetupWithManager
+	// when nil.
 	PodLogTail func(ctx context.Context, namespace, name string, lines int64) (string, error)
 	// APIReader reads past the cache: whether a user's Secret (an object store's credentials)
 	// exists, and the kubelet's events about a pod that does not start. Set to the manager's
@@ -63,6 +64,9 @@ type BurstBufferReconciler struct {
 	StorageRoots speccheck.Roots
 	// TeardownTimeout bounds each wait of a deletion on a node (teardown.go); 0: 2 minutes.
 	TeardownTimeout time.Duration
+	// StorageClass is the class of the claims and volumes through which pods use burst
+	// buffers (the manager's --storage-class); empty: claim.DefaultStorageClass.
+	StorageClass string
 	// UnschedulableTimeout is how long a copy pod may stay unschedulable before the stage
 	// reports it (CopyUnschedulable); 0: 1 minute.
 	UnschedulableTimeout time.Duration
@@ -166,6 +170,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileComparisonVerdict,            // compare.go
 		r.reconcileAdmission,                    // admission.go: a spec the operator cannot use
 		r.reconcileNodes,                        // phases.go, target.go: which nodes
+		r.reconcileClaim,                        // claim.go: the workload's claim, unbound
 		r.reconcileEstimate,                     // limits.go: stage 1, from the documented hardware
 		r.reconcileEngine,                       // phases.go: the file system
 		r.reconcileValidationGate,               // validation.go: profile, time budget, node locks
@@ -180,6 +185,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileValidationDone,               // validation.go: Validated, locks released
 		r.reconcileTarget,                       // target.go: the verdict on spec.target after stage 3
 		r.reconcileStageIn,                      // staging.go: data copied in before the job
+		r.reconcileVolume,                       // claim.go: Ready - the claim's volume, bound
 	}
 	for _, run := range steps {
 		res, done, err := run(ctx, s)
@@ -231,7 +237,14 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Engines[v1alpha1.EngineBeeGFS] == nil {
 		// Reader reads other BurstBuffers from the API server, not the cache, when a port shift
 		// is allocated: two burst buffers must not pick the same shift from a stale cache.
-		r.Engines[v1alpha1.EngineBeeGFS] = beegfs.Engine{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), AgentImage: r.AgentImage, TaskNamespace: r.CacheNamespace}
+		r.Engines[v1alpha1.EngineBeeGFS] = beegfs.Engine{
+			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), AgentImage: r.AgentImage, TaskNamespace: r.CacheNamespace,
+			// mgmtd's log, where alone a licence limit's refusal of servers shows (PodLogTail
+			// is set below).
+			Logs: func(ctx context.Context, ns, name string, lines int64) (string, error) {
+				return r.PodLogTail(ctx, ns, name, lines)
+			},
+		}
 	}
 	if r.Now == nil {
 		r.Now = time.Now
@@ -259,6 +272,7 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BurstBuffer{}).
 		Owns(&corev1.Pod{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersOfClaim)).
 		// A node lock that changes hands lets the next burst buffer on the node measure.
 		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(r.burstBuffersWaitingForLock)).

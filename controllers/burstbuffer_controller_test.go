@@ -40,7 +40,7 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
 			for _, t := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionLimitsEstimated,
 				v1alpha1.ConditionProvisioned, v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated} {
-				g.Expect(meta.FindStatusCondition(cur.Status.Conditions, t)).NotTo(BeNil(), t)
+				g.Expect(meta.FindStatusCondition(cur.Status.Conditions, t)).NotTo(BeNil(), "%s", t)
 			}
 			g.Expect(cur.Status.Phase).To(Equal(v1alpha1.PhaseProvisioning))
 			g.Expect(cur.Status.Nodes).To(HaveLen(2))
@@ -190,7 +190,7 @@ var _ = Describe("CRD validation", func() {
 		func(specYAML, wantInMessage string) {
 			err := k8s.Create(context.Background(), unstructuredBB(ns, "bad", specYAML))
 			Expect(err).To(HaveOccurred())
-			Expect(apierrors.IsInvalid(err)).To(BeTrue(), err.Error())
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 			Expect(err.Error()).To(ContainSubstring(wantInMessage))
 		},
 		Entry("stripe width over the number of targets", "nodes: {count: 2}\nlayout: {stripeWidth: 3}", "layout.stripeWidth must not exceed the number of storage targets"),
@@ -265,7 +265,7 @@ var _ = Describe("CRD validation", func() {
 		for _, f := range files {
 			out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "apply", "--dry-run=server", "-n", ns, "-f", f).CombinedOutput()
 			Expect(err).NotTo(HaveOccurred(), "%s: %s", f, out)
-			Expect(string(out)).To(ContainSubstring("(server dry run)"), f)
+			Expect(string(out)).To(ContainSubstring("(server dry run)"), "%s", f)
 		}
 	})
 })

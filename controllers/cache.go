@@ -30,6 +30,8 @@ func CacheOptions(namespace string) cache.Options {
 		&corev1.Pod{}:       {Label: podCacheSelector()},
 		&corev1.ConfigMap{}: {Label: ours},
 		&corev1.Secret{}:    {Label: ours},
+		// The volumes the operator made for its claims; other volumes are no business of it.
+		&corev1.PersistentVolume{}: {Label: ours},
 		&coordinationv1.Lease{}: {
 			Namespaces: map[string]cache.Config{namespace: {}},
 			Label:      labels.SelectorFromSet(labels.Set{nodetask.LabelManagedBy: nodetask.ManagedBy, nodetask.LabelComponent: nodetask.ComponentNodeLock}),

@@ -102,7 +102,7 @@ var _ = Describe("validation.compareWith: is it worth it", func() {
 		GinkgoWriter.Printf("comparison: %s\n", c.Message)
 
 		out, err := exec.Command("go", "run", "../cmd/kubectl-beeburst", "limits", "--kubeconfig", kubeconfig, "-n", ns, "pvc").CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(out))
+		Expect(err).NotTo(HaveOccurred(), "%s", string(out))
 		Expect(string(out)).To(And(ContainSubstring("compared with claim results"),
 			ContainSubstring("write: burst buffer 290 MB/s, claim results 100 MB/s (x2.90)")))
 	})

@@ -131,7 +131,7 @@ var _ = Describe("Discovery of documented figures by the device probe", func() {
 		Expect(comp.Nodes[1].Network).To(And(HaveField("Source", v1alpha1.SourceDiscovered),
 			HaveField("DocumentedBytesPerSecond", HaveValue(BeEquivalentTo(1.25e9)))))
 		Expect(get(ctx, bb).Status.Warnings).NotTo(ContainElement(HaveField("Component", "network")),
-			"1.2 GB/s measured on a 10 Gbit/s link is within 10%")
+			"%s", "1.2 GB/s measured on a 10 Gbit/s link is within 10%")
 	})
 
 	It("keeps spec and labels ahead of discovery, and uses the host network only where a link is documented nowhere", func() {

@@ -43,7 +43,7 @@ func expectGenerationObserved(g Gomega, cur *v1alpha1.BurstBuffer) {
 	g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
 	g.Expect(cur.Status.Conditions).NotTo(BeEmpty())
 	for _, c := range cur.Status.Conditions {
-		g.Expect(c.ObservedGeneration).To(Equal(cur.Generation), c.Type)
+		g.Expect(c.ObservedGeneration).To(Equal(cur.Generation), "%s", c.Type)
 	}
 }
 

@@ -106,12 +106,12 @@ var _ = Describe("Metrics of a burst buffer the operator measured", func() {
 			{"estimated", "write", &lim.Estimated.Write}, {"estimated", "read", &lim.Estimated.Read},
 			{"components", "write", lim.Components.Write}, {"components", "read", lim.Components.Read},
 		} {
-			Expect(c.ol.LimitBytesPerSecond).To(BeNumerically(">", 0), c.stage+" "+c.op)
+			Expect(c.ol.LimitBytesPerSecond).To(BeNumerically(">", 0), "%s", c.stage+" "+c.op)
 			v, ok := of("limit_bytes_per_second", "stage", c.stage, "operation", c.op)
-			Expect(ok).To(BeTrue(), c.stage+" "+c.op)
-			Expect(v).To(Equal(float64(c.ol.LimitBytesPerSecond)), c.stage+" "+c.op)
+			Expect(ok).To(BeTrue(), "%s", c.stage+" "+c.op)
+			Expect(v).To(Equal(float64(c.ol.LimitBytesPerSecond)), "%s", c.stage+" "+c.op)
 			v, ok = of("limit_bottleneck_info", "stage", c.stage, "operation", c.op, "bottleneck", c.ol.Bottleneck)
-			Expect(ok && v == 1).To(BeTrue(), "bottleneck of "+c.stage+" "+c.op)
+			Expect(ok && v == 1).To(BeTrue(), "%s", "bottleneck of "+c.stage+" "+c.op)
 		}
 		v, _ := of("measured_bytes_per_second", "stage", "sweep", "operation", "write")
 		Expect(v).To(Equal(float64(lim.Sweep.Write.BestBytesPerSecond)))
@@ -132,7 +132,7 @@ var _ = Describe("Metrics of a burst buffer the operator measured", func() {
 		Expect(v).To(Equal(float64(*lim.Workloads[2].OpsPerSecond)))
 		for _, c := range []string{v1alpha1.ConditionLimitsEstimated, v1alpha1.ConditionProvisioned, v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated} {
 			_, ok := of("stage_duration_seconds", "condition", c)
-			Expect(ok).To(BeTrue(), c)
+			Expect(ok).To(BeTrue(), "%s", c)
 		}
 		var observed uint64
 		for _, mf := range mfs {

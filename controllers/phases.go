@@ -130,6 +130,9 @@ func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (
 		bb.Status.Nodes[i].Prepared = res.Prepared[bb.Status.Nodes[i].Name]
 	}
 	if res.Ready {
+		if bb.Status.Mount != nil && res.Mount != nil {
+			res.Mount.ClaimName = bb.Status.Mount.ClaimName // reconcileClaim's
+		}
 		bb.Status.Mount = res.Mount
 		msg := res.Message
 		if bb.Status.NodeSelection != "" {
@@ -161,6 +164,12 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 	// stage-in copies from durable storage: stopping it loses nothing. A stage-out is
 	// stopped only when the user gave its data up.
 	var w teardownWait
+	if done, err := r.releaseClaims(ctx, s, &w); err != nil || !done {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.teardownWaiting(ctx, s, &w, "waiting for the pods that mount the burst buffer's claim to end")
+	}
 	if err := r.stopTasks(ctx, bb, &w); err != nil {
 		return ctrl.Result{}, err
 	}

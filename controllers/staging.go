@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/claim"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/staging"
 	"github.com/beeburst/beeburst/internal/treecopy"
@@ -361,6 +362,11 @@ func (r *BurstBufferReconciler) burstBuffersOfClaim(ctx context.Context, o clien
 	var reqs []reconcile.Request
 	for i := range list.Items {
 		bb := &list.Items[i]
+		// A claim of the name of a burst buffer's own (ClaimConflict until it goes).
+		if o.GetName() == claim.Name(bb, claim.Workload) || o.GetName() == claim.Name(bb, claim.Staging) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bb)})
+			continue
+		}
 		for _, d := range []staging.Direction{staging.In, staging.Out} {
 			if slices.Contains(staging.Claims(staging.Specs(bb, d)), o.GetName()) {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bb)})

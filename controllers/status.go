@@ -20,6 +20,7 @@ var conditionTypes = []string{
 	v1alpha1.ConditionComponentsMeasured,
 	v1alpha1.ConditionValidated,
 	v1alpha1.ConditionReady,
+	v1alpha1.ConditionClaimBound,
 }
 
 func initConditions(bb *v1alpha1.BurstBuffer) {
@@ -138,14 +139,7 @@ func stageOutStuck(bb *v1alpha1.BurstBuffer) bool {
 // setReady: Ready is True when every stage the spec asks for is done; otherwise it carries
 // the first stage that is not, with that stage's reason, so `kubectl get bb -o wide` says why.
 func setReady(bb *v1alpha1.BurstBuffer) {
-	stages := []string{
-		v1alpha1.ConditionLimitsEstimated, v1alpha1.ConditionProvisioned,
-		v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated,
-	}
-	if len(bb.Spec.StageIn) > 0 {
-		stages = append(stages, v1alpha1.ConditionStagedIn)
-	}
-	for _, t := range stages {
+	for _, t := range readyStages(bb) {
 		c := meta.FindStatusCondition(bb.Status.Conditions, t)
 		if c == nil || c.Status != metav1.ConditionTrue {
 			reason, msg := v1alpha1.ReasonNotReady, t+" is not evaluated yet"
@@ -164,6 +158,23 @@ func setReady(bb *v1alpha1.BurstBuffer) {
 		}
 	}
 	setCondition(bb, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReady, readyMessage(bb))
+}
+
+// readyStages are the conditions Ready waits for.
+func readyStages(bb *v1alpha1.BurstBuffer) []string {
+	stages := []string{
+		v1alpha1.ConditionLimitsEstimated, v1alpha1.ConditionProvisioned,
+		v1alpha1.ConditionComponentsMeasured, v1alpha1.ConditionValidated,
+	}
+	if len(bb.Spec.StageIn) > 0 {
+		stages = append(stages, v1alpha1.ConditionStagedIn)
+	}
+	return stages
+}
+
+// allStagesDone: every condition Ready waits for is True (Ready will be, at this visit's end).
+func allStagesDone(bb *v1alpha1.BurstBuffer) bool {
+	return !slices.ContainsFunc(readyStages(bb), func(t string) bool { return !conditionIs(bb, t, metav1.ConditionTrue) })
 }
 
 func readyMessage(bb *v1alpha1.BurstBuffer) string {

@@ -98,6 +98,7 @@ func startManager() {
 		Recorder:       mgr.GetEventRecorder("beeburst"),
 		AgentImage:     "beeburst/agent:test",
 		CacheNamespace: "default",
+		PodLogTail:     podLogs.tail,
 		// Short bounds, so that the specs of stuck teardowns and copies run in seconds.
 		TeardownTimeout:      teardownBound,
 		UnschedulableTimeout: unschedulableBound,
@@ -144,7 +145,10 @@ var nodeIPs int
 func makeNode(ctx context.Context, name string, labels map[string]string) {
 	n := &corev1.Node{}
 	n.Name = name
-	n.Labels = labels
+	n.Labels = map[string]string{corev1.LabelHostname: name} // as every kubelet sets it
+	for k, v := range labels {
+		n.Labels[k] = v
+	}
 	Expect(k8s.Create(ctx, n)).To(Succeed())
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
 		Reason: "KubeletReady", LastHeartbeatTime: nowMeta(), LastTransitionTime: nowMeta()}}

@@ -142,7 +142,7 @@ var _ = Describe("spec.target: sizing from what the job needs", func() {
 
 		// `kubectl beeburst limits` shows why these nodes and the verdict.
 		out, err := exec.Command("go", "run", "../cmd/kubectl-beeburst", "limits", "--kubeconfig", kubeconfig, "-n", ns, "met").CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(out))
+		Expect(err).NotTo(HaveOccurred(), "%s", string(out))
 		Expect(string(out)).To(And(ContainSubstring("chosen for spec.target among 3 candidate node(s)"),
 			ContainSubstring("target Met: Target met: write 297 MB/s measured")))
 	})

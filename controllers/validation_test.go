@@ -189,7 +189,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(*comp.Nodes[0].Network.DocumentedBytesPerSecond).To(Equal(int64(125e6)))
 		Expect(*comp.Nodes[0].Network.MeasuredBytesPerSecond).To(Equal(int64(118e6)))
 		Expect(comp.Nodes[0].Network.Source).To(Equal(v1alpha1.SourceLabel))
-		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Component", "network")), "95% of the documented link is fine")
+		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Component", "network")), "%s", "95% of the documented link is fine")
 
 		// Stage 3 (quick): all nodes x {1, 4} processes, one point after the other.
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonSweeping))
@@ -237,7 +237,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 
 		// `kubectl beeburst limits` shows the stages side by side from the live object.
 		out, err := exec.Command("go", "run", "../cmd/kubectl-beeburst", "limits", "--kubeconfig", kubeconfig, "-n", ns, "quick").CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(out))
+		Expect(err).NotTo(HaveOccurred(), "%s", string(out))
 		GinkgoWriter.Printf("%s\n", out)
 		Expect(string(out)).To(And(ContainSubstring("STAGE 1"), ContainSubstring("STAGE 2"), ContainSubstring("STAGE 3"),
 			ContainSubstring("430"), ContainSubstring("BelowDocumented")))

@@ -47,6 +47,11 @@ const (
 	// when the other storage could not be measured (the message says what to fix). It does
 	// not hold up Ready.
 	ConditionCompared = "Compared"
+	// ConditionClaimBound is the workload's PersistentVolumeClaim (spec.workload.claimName):
+	// False while the burst buffer is not Ready (pods that mount the claim wait), True once
+	// its volume is bound, False during deletion while pods still use it. It does not hold up
+	// Ready.
+	ConditionClaimBound = "ClaimBound"
 )
 
 // Condition reasons. Every reason any part of the operator sets is declared here, once, and
@@ -122,7 +127,8 @@ const (
 	// ReasonMachineUUIDMissing: a node has no machine UUID (DMI product_uuid), without which
 	// BeeGFS 8 metadata and storage servers refuse to register.
 	ReasonMachineUUIDMissing = "MachineUUIDMissing"
-	// ReasonLicenseRequired: the management service refused clients for want of a licence.
+	// ReasonLicenseRequired: the management service refused clients, or servers on more
+	// machines than its licence allows, for want of a licence.
 	ReasonLicenseRequired = "LicenseRequired"
 	// ReasonLicenseSecretMissing: spec.beegfs.licenseSecret names a Secret that does not
 	// exist (yet); the services wait for it.
@@ -167,6 +173,19 @@ const (
 	// ReasonComparePathNotAllowed: compareWith.nodeLocal.path is not below a root the
 	// operator allows (--allowed-storage-roots); nothing ran there.
 	ReasonComparePathNotAllowed = "ComparePathNotAllowed"
+
+	// The ClaimBound condition (the workload's PersistentVolumeClaim).
+	// ReasonClaimWaiting: the claim exists and is bound once the burst buffer is Ready; pods
+	// that mount it wait until then.
+	ReasonClaimWaiting = "ClaimWaiting"
+	// ReasonClaimBound: the claim is bound to the burst buffer's volume.
+	ReasonClaimBound = "ClaimBound"
+	// ReasonClaimConflict: a PersistentVolumeClaim of that name exists in the namespace and is
+	// not this burst buffer's; name another in spec.workload.claimName.
+	ReasonClaimConflict = "ClaimConflict"
+	// ReasonClaimInUse: deletion waits for the pods that still mount the claim (the message
+	// names them) before anything is removed.
+	ReasonClaimInUse = "ClaimInUse"
 )
 
 // Conditions that generic tools read (kstatus: kubectl wait, Argo CD, Flux, cli-utils). They
@@ -265,6 +284,10 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonComparisonFailed:      ReasonKindAttention,
 	ReasonClaimNotMountable:     ReasonKindAttention,
 	ReasonComparePathNotAllowed: ReasonKindAttention,
+	ReasonClaimWaiting:          ReasonKindProgress,
+	ReasonClaimBound:            ReasonKindProgress,
+	ReasonClaimConflict:         ReasonKindAttention,
+	ReasonClaimInUse:            ReasonKindAttention,
 }
 
 // KindOf is the kind of a reason; an undeclared reason counts as Progress (and fails the

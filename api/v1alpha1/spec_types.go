@@ -338,6 +338,7 @@ type SweepSpec struct {
 
 // WorkloadSpec says which pods use the burst buffer and where they see it.
 // +kubebuilder:validation:XValidation:rule="has(self.pattern) == has(oldSelf.pattern) && (!has(self.pattern) || self.pattern == oldSelf.pattern)",message="workload.pattern is immutable: the chunk size was chosen for it at creation"
+// +kubebuilder:validation:XValidation:rule="has(self.claimName) == has(oldSelf.claimName) && (!has(self.claimName) || self.claimName == oldSelf.claimName)",message="workload.claimName is immutable: pods may already name the claim; create a new BurstBuffer to change it"
 type WorkloadSpec struct {
 	// selector picks the workload's pods in the BurstBuffer's namespace. Pods it selects that
 	// carry the beeburst.io/ready scheduling gate stay unscheduled until the burst buffer is
@@ -355,6 +356,18 @@ type WorkloadSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!['/proc', '/sys', '/dev'].exists(p, self == p || self.startsWith(p + '/'))",message="workload.mountPath must not be /proc, /sys or /dev or below: the container runtime owns them"
 	// +optional
 	MountPath string `json:"mountPath,omitempty"`
+
+	// claimName is the PersistentVolumeClaim the operator creates in the BurstBuffer's
+	// namespace for the workload: a pod that mounts it waits (Pending, unbound claim) until
+	// the burst buffer is Ready, and is then placed on the burst buffer's nodes by the
+	// scheduler - no label, scheduling gate or hostPath needed, so it works under Pod Security
+	// "baseline". With engine beegfs the claim is ReadWriteMany and every pod sees one shared
+	// file system; with engine local it is ReadWriteOnce and each pod sees its own node's
+	// private directory. Empty: the BurstBuffer's name. Immutable.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="workload.claimName must be a DNS subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+	// +optional
+	ClaimName string `json:"claimName,omitempty"`
 
 	// pattern is how the job's processes do their I/O: LargeSequential (each process its own
 	// files, large sequential blocks - N-N), SharedFile (one shared file, each process its own
@@ -412,8 +425,10 @@ type BeeGFSSpec struct {
 	// licenseSecret names a Secret in the burst buffer's namespace whose key license.pem is
 	// the BeeGFS licence certificate; the management service loads it (--license-cert-file).
 	// BeeGFS 8.3.1 runs without one (with warnings); later releases admit at most 5 clients
-	// without a licence, so a burst buffer over 6 or more nodes needs one there (condition
-	// reason LicenseRequired). Empty: no licence.
+	// without a licence, so a burst buffer over 6 or more nodes needs one there. A licence in
+	// turn admits metadata and storage servers on as many machines as it names, and every node
+	// runs a storage server. Either refusal fails the burst buffer (condition reason
+	// LicenseRequired). Empty: no licence.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="beegfs.licenseSecret is immutable: the management service reads it only at start"

@@ -190,6 +190,10 @@ type MountStatus struct {
 	// nodeLabel is the label key=value set on the burst buffer's nodes, for workload affinity.
 	// +optional
 	NodeLabel string `json:"nodeLabel,omitempty"`
+	// claimName is the PersistentVolumeClaim in the BurstBuffer's namespace through which
+	// pods mount the burst buffer (spec.workload.claimName); it is bound once Ready.
+	// +optional
+	ClaimName string `json:"claimName,omitempty"`
 }
 
 // Summary holds human-readable figures for printer columns.

@@ -18,19 +18,21 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/controllers"
 	"github.com/beeburst/beeburst/internal/bbmetrics"
+	"github.com/beeburst/beeburst/internal/claim"
 	"github.com/beeburst/beeburst/internal/speccheck"
 )
 
 func main() {
 	var (
-		metricsAddr, probeAddr, agentImage, cacheNamespace, storageRoots string
-		leaderElect                                                      bool
+		metricsAddr, probeAddr, agentImage, cacheNamespace, storageRoots, storageClass string
+		leaderElect                                                                    bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the metrics endpoint (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the health probes")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, for more than one replica")
 	flag.StringVar(&agentImage, "agent-image", envOr("BEEBURST_AGENT_IMAGE", "beeburst/agent:dev"), "image of the agent that runs node tasks, probes and benchmarks")
 	flag.StringVar(&cacheNamespace, "cache-namespace", envOr("POD_NAMESPACE", "beeburst-system"), "namespace of the per-node ConfigMaps that keep stage-2 figures for reuse (the operator's own)")
+	flag.StringVar(&storageClass, "storage-class", claim.DefaultStorageClass, "storage class of the claims and volumes through which pods use burst buffers (the chart creates it)")
 	flag.StringVar(&storageRoots, "allowed-storage-roots", speccheck.DefaultRoots,
 		"comma-separated directories below which a BurstBuffer's spec.storage.path may lie; the operator's node tasks create and remove directories there as root. System directories are refused whatever this says")
 	opts := zap.Options{}
@@ -75,6 +77,7 @@ func main() {
 		AgentImage:     agentImage,
 		CacheNamespace: cacheNamespace,
 		StorageRoots:   roots,
+		StorageClass:   storageClass,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to set up controller", "controller", "BurstBuffer")
 		os.Exit(1)

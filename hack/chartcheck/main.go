@@ -38,7 +38,7 @@ func main() {
 	must(err)
 	chart := index(split(rendered))
 	var source []obj
-	for _, dir := range []string{"crd/bases", "rbac", "manager", "prometheus"} {
+	for _, dir := range []string{"crd/bases", "rbac", "manager", "prometheus", "storageclass"} {
 		files, _ := filepath.Glob(filepath.Join(flag.Arg(0), dir, "*.yaml"))
 		for _, f := range files {
 			if strings.HasSuffix(f, "kustomization.yaml") {
@@ -75,6 +75,7 @@ func main() {
 		"spec.template.spec.containers.0.securityContext", "spec.template.spec.containers.0.ports",
 		"spec.template.spec.containers.0.livenessProbe", "spec.template.spec.containers.0.readinessProbe",
 		"spec.template.spec.containers.0.args", "spec.template.spec.containers.0.image", "spec.template.spec.containers.0.env")
+	check("StorageClass/beeburst", "provisioner", "reclaimPolicy", "volumeBindingMode")
 	check("Service/beeburst-manager-metrics", "spec", "metadata.labels.app\\.kubernetes\\.io/component")
 	const monitor, dashboard = "ServiceMonitor/beeburst-manager", "ConfigMap/beeburst-grafana-dashboard"
 	if *monitoring {

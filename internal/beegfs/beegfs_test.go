@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -543,5 +544,142 @@ func TestMetadataServers(t *testing.T) {
 	bb.Status.Target.MetadataServers = 4
 	if got := MetadataServers(bb); got != 1 {
 		t.Errorf("recorded roles decide: %d, want 1", got)
+	}
+}
+
+// BeeGFS 8's beegfs-setup-meta and -storage accept -S (the string ID of 7.x) and ignore it;
+// mgmtd names nodes and targets from their numeric IDs. The setup commands give the IDs only.
+func TestSetupCommandsGiveNumericIDsOnly(t *testing.T) {
+	in := testInstance(4) // 2 metadata servers, 2 targets per node
+	setups := []string{in.MetaSetup(0), in.MetaSetup(1)}
+	for i := range in.Nodes {
+		setups = append(setups, in.StorageSetups(i)...)
+	}
+	for _, s := range setups {
+		if strings.Contains(" "+s+" ", " -S ") {
+			t.Errorf("%q passes -S, which BeeGFS 8 ignores", s)
+		}
+	}
+	if got, want := in.MetaSetup(1), "beegfs-setup-meta -C -p /host/storage/beeburst/hpc.scratch/meta -s 2"; got != want {
+		t.Errorf("meta setup %q, want %q", got, want)
+	}
+	if got, want := in.StorageSetups(2)[1], "beegfs-setup-storage -C -p /host/storage/beeburst/hpc.scratch/storage/t01 -s 3 -i 34"; got != want {
+		t.Errorf("storage setup %q, want %q", got, want)
+	}
+}
+
+// beegfs-meta on an ext4 target stops with "Could not open mtab" when the container has no
+// /etc/mtab (containerd creates none, Debian-slim images ship none). The metadata and storage
+// containers make it a link to /proc/self/mounts, then exec the image's entrypoint with the
+// arguments init.py reads, unchanged.
+func TestServicesStartWithoutMtabInTheImage(t *testing.T) {
+	in := testInstance(2)
+	services := 0
+	for _, p := range allPods(in) {
+		c := p.Spec.Containers[0]
+		var wantArgs []string
+		switch p.Labels["app.kubernetes.io/component"] {
+		case nodetask.ComponentMeta:
+			wantArgs = in.MetaArgs(p.Spec.NodeName)
+		case nodetask.ComponentStorage:
+			wantArgs = in.StorageArgs(p.Spec.NodeName)
+		case nodetask.ComponentMgmtd:
+			if len(c.Command) != 0 {
+				t.Errorf("%s: mgmtd reads no mtab and keeps the image's entrypoint, got command %q", p.Name, c.Command)
+			}
+			continue
+		default:
+			continue
+		}
+		services++
+		if want := []string{"/bin/sh", "-c", mtabScript("/etc/mtab"), "/root/start.sh"}; !slices.Equal(c.Command, want) {
+			t.Errorf("%s: command %q, want %q", p.Name, c.Command, want)
+		}
+		if !slices.Equal(c.Args, wantArgs) {
+			t.Errorf("%s: args %q, want the service's own %q", p.Name, c.Args, wantArgs)
+		}
+	}
+	if services != 4 {
+		t.Fatalf("%d metadata and storage pods, want 2 + 2", services)
+	}
+
+	// The script itself, run by sh with a stand-in entrypoint that reports what it got.
+	dir := t.TempDir()
+	entry := filepath.Join(dir, "start.sh")
+	if err := os.WriteFile(entry, []byte("#!/bin/sh\nfor a in \"$@\"; do echo \"arg:$a\"; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(path string) (string, string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command("/bin/sh", "-c", mtabScript(path), entry, "storeMetaDirectory=/x", "a b")
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v (%s)", path, err, stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
+	const wantArgs = "arg:storeMetaDirectory=/x\narg:a b\n"
+
+	missing := filepath.Join(dir, "mtab")
+	if out, _ := run(missing); out != wantArgs {
+		t.Errorf("entrypoint got %q, want %q", out, wantArgs)
+	}
+	if target, err := os.Readlink(missing); err != nil || target != "/proc/self/mounts" {
+		t.Errorf("no mtab: link %q, %v; want one to /proc/self/mounts", target, err)
+	}
+	if b, err := os.ReadFile(missing); err != nil || !strings.Contains(string(b), " / ") {
+		t.Errorf("the link does not read as a mount table: %v %q", err, b)
+	}
+
+	own := filepath.Join(dir, "own-mtab")
+	if err := os.WriteFile(own, []byte("the image's own\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := run(own); out != wantArgs {
+		t.Errorf("entrypoint got %q, want %q", out, wantArgs)
+	}
+	if b, _ := os.ReadFile(own); string(b) != "the image's own\n" {
+		t.Errorf("an image's own mtab was replaced: %q", b)
+	}
+
+	// A root file system the link cannot be made in: said, and the service starts anyway
+	// (only a metadata target on ext4 needs the file).
+	out, errOut := run(filepath.Join(dir, "read-only", "mtab"))
+	if out != wantArgs || !strings.Contains(errOut, "cannot be created") {
+		t.Errorf("unwritable: entrypoint got %q, stderr %q", out, errOut)
+	}
+}
+
+// mgmtd's licence refusals in its own words (beegfs-rust mgmtd/src/bee_msg/common.rs, logged
+// by its message dispatcher as "<message context>: <error>" through env_logger on stderr), and
+// the lines that look alike but refuse nothing.
+func TestLicenceRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want licenceLimit
+	}{
+		// 8.3.1 with a licence loaded: a server on one machine too many, on its heartbeat (a
+		// server set up with a numeric ID) or its first registration.
+		{"[2026-11-26T10:15:02Z ERROR] Heartbeat: Licensed machine limit reached. Node registration denied.", machineLimit},
+		{"[2026-11-26T10:15:02Z ERROR] Register node: Licensed machine limit reached. Node registration denied.", machineLimit},
+		{"[2026-11-26T10:14:50Z WARN ] Something else\n[2026-11-26T10:15:02Z ERROR] Heartbeat: Licensed machine limit reached. Node registration denied.\n", machineLimit},
+		// Later releases without a licence: the sixth client, as the client pod keeps it.
+		{"mount failed: mount: mounting beegfs_nodev failed\nbeegfs: Number of licensed clients (5) exhausted. Client registration denied.", clientLimit},
+		// No refusal: mgmtd without a licence library (debug level), the CLI's licence check,
+		// registration disabled, the servers' side of a refusal, nothing.
+		{"[2026-11-26T10:15:02Z DEBUG] Could not obtain number of licensed machines, defaulting to unlimited: License verification library not loaded", noLimit},
+		{"Error: unable to verify licensed status: rpc error: code = Unknown desc = Get license: License verification library not loaded.", noLimit},
+		{"[2026-11-26T10:15:02Z ERROR] Heartbeat: Registration of new nodes is not allowed", noLimit},
+		{"(0) Nov26 10:15:02 RegDGramLis [Register node] >> Node registration not successful. Management node offline? Will keep on trying...", noLimit},
+		{"", noLimit},
+	} {
+		if got := licenceRefusal(tc.text); got != tc.want {
+			t.Errorf("licenceRefusal(%q) = %d, want %d", tc.text, got, tc.want)
+		}
+	}
+	// Metadata and storage servers share a machine per node; mgmtd counts machines.
+	if got := serverMachines(PlacementFor(testInstance(4).BB, nodeNames(4))); got != 4 {
+		t.Errorf("4 nodes, 2 with metadata servers: %d machines, want 4", got)
 	}
 }

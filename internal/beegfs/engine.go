@@ -57,6 +57,10 @@ type Engine struct {
 	// Rand and Now generate the auth Secret (tests replace them). Nil: crypto/rand, time.Now.
 	Rand io.Reader
 	Now  func() time.Time
+	// Logs returns the last lines of a pod's log. The management service's is read while
+	// servers wait to register: a licence limit refuses them there and nowhere else. Nil: not
+	// read (a refused server then waits like a slow one).
+	Logs func(ctx context.Context, namespace, name string, lines int64) (string, error)
 }
 
 var _ engine.Engine = Engine{}
@@ -147,13 +151,18 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	for i, n := range place.Storage {
 		services = append(services, in.StoragePod(i, n))
 	}
-	var waiting []string
+	var waiting, registering []string
 	for _, want := range services {
 		pod, err := e.ensurePod(ctx, want)
 		if err != nil {
 			return res, err
 		}
 		if ready, detail := podReady(pod); !ready {
+			if pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp.IsZero() {
+				// Started but not listening: a C++ service opens its port once mgmtd has
+				// registered it.
+				registering = append(registering, fmt.Sprintf("%s on %s", want.Labels[nodetask.LabelComponent], want.Spec.NodeName))
+			}
 			if strings.Contains(detail, machineUUIDLog) {
 				// The preflight passed, yet the daemon found no UUID (another container
 				// runtime's view of /sys): as terminal as a failed preflight.
@@ -166,6 +175,18 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 		}
 	}
 	if len(waiting) > 0 {
+		if len(registering) > 0 && e.Logs != nil {
+			if e.refusedMachines(ctx, mg) {
+				machines := serverMachines(place)
+				msg := fmt.Sprintf("the management service refuses to register servers on more machines than its licence allows (%q in its log; not registered: %s): this burst buffer runs metadata and storage servers on %d machine(s), its nodes. Recreate it with spec.beegfs.licenseSecret naming a licence for at least %d machines (key %s), on fewer nodes, or with spec.engine: local",
+					machineLimitLog, limitList(registering, 8), machines, machines, KeyLicense)
+				setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired, msg)
+				res.Reason, res.Message = v1alpha1.ReasonLicenseRequired, msg
+				return res, nil
+			}
+			// mgmtd's log is watched by nothing: look again while servers wait to register.
+			res.RequeueAfter = registrationRecheck
+		}
 		res.Message = fmt.Sprintf("starting %d metadata and %d storage service(s); %d not ready: %s",
 			len(place.Meta), len(place.Storage), len(waiting), limitList(waiting, 8))
 		return res, nil
@@ -199,9 +220,9 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 		ready, detail := podReady(pod)
 		res.Prepared[n] = ready
 		if !ready {
-			if strings.Contains(detail, licenseLog) {
+			if licenceRefusal(detail) == clientLimit {
 				msg := fmt.Sprintf("the management service refused the client on %s for want of a licence (%q): BeeGFS releases after 8.3.1 admit at most 5 clients without one, and this burst buffer mounts %d. Recreate it with spec.beegfs.licenseSecret naming a Secret with the licence (key %s), on at most 5 nodes, or with spec.engine: local",
-					n, licenseLog, len(place.Clients), KeyLicense)
+					n, clientLimitLog, len(place.Clients), KeyLicense)
 				setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired, msg)
 				res.Reason, res.Message = v1alpha1.ReasonLicenseRequired, msg
 				return res, nil
@@ -469,14 +490,68 @@ func (e Engine) ensurePod(ctx context.Context, want *corev1.Pod) (*corev1.Pod, e
 	return &cur, err
 }
 
-// What the daemons say in the two failures no retry can fix. machineUUIDLog: meta and storage
-// (ThinkParQ/beegfs meta/source/app/App.cpp, storage InternodeSyncer); licenseLog: mgmtd after
-// 8.3.1 (ThinkParQ/beegfs-rust 0b5af5c, mgmtd/src/bee_msg/common.rs), as it reaches the
-// client's kernel log, which the client pod keeps in its termination message.
+// What the daemons say in the failures no retry can fix. machineUUIDLog: meta and storage
+// (ThinkParQ/beegfs meta/source/app/App.cpp, storage InternodeSyncer). The licence limits,
+// in mgmtd's words (ThinkParQ/beegfs-rust mgmtd/src/bee_msg/common.rs):
+//   - machineLimitLog: 8.3.1 with a licence loaded refuses a metadata or storage server on a
+//     machine beyond the licensed number ("Licensed machine limit reached. Node registration
+//     denied."). Only mgmtd's log says so: the refused server logs "Node registration not
+//     successful. Management node offline?" and retries forever without opening its port.
+//   - clientLimitLog: releases after 8.3.1 (0b5af5c) without a licence refuse the sixth
+//     client ("Number of licensed clients (5) exhausted. Client registration denied."), as it
+//     reaches the client's kernel log, which the client pod keeps in its termination message.
 const (
-	machineUUIDLog = "Couldn't determine UUID for machine"
-	licenseLog     = "licensed clients"
+	machineUUIDLog  = "Couldn't determine UUID for machine"
+	machineLimitLog = "Licensed machine limit reached"
+	clientLimitLog  = "licensed clients"
 )
+
+// licenceLimit is the licence limit a refusal names.
+type licenceLimit int
+
+const (
+	noLimit licenceLimit = iota
+	machineLimit
+	clientLimit
+)
+
+// licenceRefusal says which licence limit, if any, a log or termination message reports
+// mgmtd refusing a registration for.
+func licenceRefusal(text string) licenceLimit {
+	switch {
+	case strings.Contains(text, machineLimitLog):
+		return machineLimit
+	case strings.Contains(text, clientLimitLog):
+		return clientLimit
+	}
+	return noLimit
+}
+
+// mgmtdLogLines is how much of mgmtd's log is read for a refusal. At its default level (warn)
+// mgmtd logs little else, and a refused server asks again every 10 s, so the words recur.
+const mgmtdLogLines = 100
+
+// registrationRecheck is how often mgmtd's log is read again while servers wait to register.
+const registrationRecheck = 10 * time.Second
+
+// refusedMachines reads mgmtd's log for the machine limit's refusal. Best effort: a log that
+// cannot be read (no kubelet answer) is no refusal, and the servers go on waiting.
+func (e Engine) refusedMachines(ctx context.Context, mgmtd *corev1.Pod) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	log, err := e.Logs(ctx, mgmtd.Namespace, mgmtd.Name, mgmtdLogLines)
+	return err == nil && licenceRefusal(log) == machineLimit
+}
+
+// serverMachines is how many machines run metadata or storage servers, as mgmtd counts them
+// against a licence (one machine UUID per node).
+func serverMachines(p Placement) int {
+	set := map[string]bool{}
+	for _, n := range append(append([]string{}, p.Meta...), p.Storage...) {
+		set[n] = true
+	}
+	return len(set)
+}
 
 const prevMark = "(previous attempt: "
 

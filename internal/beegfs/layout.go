@@ -140,12 +140,13 @@ func TargetsPerNode(bb *v1alpha1.BurstBuffer) int {
 }
 
 // Numeric IDs. BeeGFS node IDs and target IDs are 16-bit; nodes are at most 1024 (CRD) and
-// targets per node at most 16, so index*16+t+1 stays below 2^16 and never collides.
+// targets per node at most 16, so index*16+t+1 stays below 2^16 and never collides. They are
+// the only names the engine gives: mgmtd derives the aliases the CLI shows from them
+// (node_meta_<id>, node_storage_<id>, target_meta_<id>, target_storage_<id>; beegfs-rust
+// mgmtd/src/db/node.rs and target.rs).
 func MetaNodeID(i int) int         { return i + 1 }
 func StorageNodeID(i int) int      { return i + 1 }
 func StorageTargetID(i, t int) int { return i*16 + t + 1 }
-func MetaAlias(i int) string       { return fmt.Sprintf("meta_%d", MetaNodeID(i)) }
-func StorageAlias(i int) string    { return fmt.Sprintf("storage_%d", StorageNodeID(i)) }
 
 // Directories. Everything of a burst buffer lives below nodetask.DataDir
 // (<storage path>/beeburst/<namespace>.<name>), so `agent dir remove` of that one directory

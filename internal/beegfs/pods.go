@@ -66,12 +66,14 @@ func (in Instance) MgmtdPod(node string) *corev1.Pod {
 // MetaPod runs a metadata service on the i-th node.
 func (in Instance) MetaPod(i int, node string) *corev1.Pod {
 	p := in.Ports()
-	return in.servicePod(nodetask.ComponentMeta, i, node, in.Images.Meta, in.MetaArgs(node),
+	pod := in.servicePod(nodetask.ComponentMeta, i, node, in.Images.Meta, in.MetaArgs(node),
 		[]corev1.EnvVar{{Name: "beegfs_setup_1", Value: in.MetaSetup(i)}},
 		[]corev1.ContainerPort{
 			{Name: "beemsg-tcp", ContainerPort: p.Meta, HostPort: p.Meta, Protocol: corev1.ProtocolTCP},
 			{Name: "beemsg-udp", ContainerPort: p.Meta, HostPort: p.Meta, Protocol: corev1.ProtocolUDP},
 		}, p.Meta)
+	startWithMtab(pod)
+	return pod
 }
 
 // StoragePod runs the storage service (all targets of the node) on the i-th node.
@@ -81,11 +83,46 @@ func (in Instance) StoragePod(i int, node string) *corev1.Pod {
 	for t, s := range in.StorageSetups(i) {
 		env = append(env, corev1.EnvVar{Name: fmt.Sprintf("beegfs_setup_%d", t+1), Value: s})
 	}
-	return in.servicePod(nodetask.ComponentStorage, i, node, in.Images.Storage, in.StorageArgs(node), env,
+	pod := in.servicePod(nodetask.ComponentStorage, i, node, in.Images.Storage, in.StorageArgs(node), env,
 		[]corev1.ContainerPort{
 			{Name: "beemsg-tcp", ContainerPort: p.Storage, HostPort: p.Storage, Protocol: corev1.ProtocolTCP},
 			{Name: "beemsg-udp", ContainerPort: p.Storage, HostPort: p.Storage, Protocol: corev1.ProtocolUDP},
 		}, p.Storage)
+	startWithMtab(pod)
+	return pod
+}
+
+// ImageEntrypoint is the official server images' ENTRYPOINT (ThinkParQ/beegfs-containers
+// Dockerfile): start.sh, which runs init.py (the beegfs_setup_N commands) and then execs the
+// daemon with the container's arguments. Images named in spec.beegfs.images must have it too.
+const ImageEntrypoint = "/root/start.sh"
+
+// mtab is the file beegfs-meta reads the mount table from.
+const mtab = "/etc/mtab"
+
+// mtabScript starts the image's entrypoint ($0) with the container's arguments ($@), after
+// making path a link to /proc/self/mounts if it does not exist. A link it cannot make (a
+// read-only root file system) is reported and the service starts anyway: only a metadata
+// target on ext4 needs the file.
+func mtabScript(path string) string {
+	return fmt.Sprintf(`[ -e %[1]s ] || ln -sf /proc/self/mounts %[1]s || echo "beeburst: %[1]s is missing and cannot be created; beegfs-meta on an ext4 target stops with 'Could not open mtab' without it" >&2
+exec "$0" "$@"
+`, path)
+}
+
+// startWithMtab gives a C++ service an /etc/mtab. beegfs-meta with its target on ext4 reads
+// it (setmntent("/etc/mtab"), ThinkParQ/beegfs meta/source/app/App.cpp: a file system mounted
+// below the metadata directory limits the extended attributes per inode) and stops with
+// "Could not open mtab" without it. Docker creates the file in every container; containerd does
+// not, and Debian-slim images, the official images' base, do not ship it. A link to /proc/self/mounts, what
+// distributions install, lists the daemon's own mount namespace, the view it compares the
+// metadata directory's path with. No volume can provide it: a subPath may not be a link out
+// of its volume, and a host path is not the container's mount table. The storage service (the
+// same image base) starts the same way, so that both behave alike on any runtime. The
+// arguments stay the container's args, as the image's init.py reads them.
+func startWithMtab(pod *corev1.Pod) {
+	c := &pod.Spec.Containers[0]
+	c.Command = []string{"/bin/sh", "-c", mtabScript(mtab), ImageEntrypoint}
 }
 
 // servicePod is a BeeGFS daemon: host network (the kernel client opens its sockets in the
@@ -111,7 +148,7 @@ func (in Instance) servicePod(component string, index int, node, image string, a
 	c := &pod.Spec.Containers[0]
 	c.Image = image
 	// The image's entrypoint (start.sh) initialises targets from beegfs_setup_N, then starts
-	// the daemon with these arguments.
+	// the daemon with these arguments (meta and storage: through startWithMtab).
 	c.Args = args
 	c.Env = env
 	c.Ports = ports

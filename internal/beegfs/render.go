@@ -184,11 +184,12 @@ func (in Instance) MetaArgs(node string) []string {
 	return append([]string{"storeMetaDirectory=" + metaDir(in.BB), "storeAllowFirstRunInit=false"}, in.commonArgs(node)...)
 }
 
-// MetaSetup is beegfs_setup_1 of the metadata service on the i-th node. Flags as in the
-// official images' examples (beegfs-containers README and examples/docker-compose-v8.yml):
-// -C do not touch the config file, -p directory, -s numeric node ID, -S node alias.
+// MetaSetup is beegfs_setup_1 of the metadata service on the i-th node: -C do not touch the
+// config file, -p directory, -s numeric node ID (beegfs-setup-meta). No -S: BeeGFS 8's setup
+// scripts accept and ignore the string ID it set in 7.x (they print that it is deprecated);
+// mgmtd names the node itself (node_meta_<id>, its target target_meta_<id>).
 func (in Instance) MetaSetup(i int) string {
-	return fmt.Sprintf("beegfs-setup-meta -C -p %s -s %d -S %s", metaDir(in.BB), MetaNodeID(i), MetaAlias(i))
+	return fmt.Sprintf("beegfs-setup-meta -C -p %s -s %d", metaDir(in.BB), MetaNodeID(i))
 }
 
 // StorageArgs are beegfs-storage's arguments on one node (all its targets).
@@ -201,12 +202,13 @@ func (in Instance) StorageArgs(node string) []string {
 }
 
 // StorageSetups are the beegfs_setup_N of the storage service on the i-th node, one per target
-// (-i numeric target ID). The image matches each target directory to its setup command by
-// substring, which is why target directories have fixed-width names (t00, t01, ...).
+// (-i numeric target ID; no -S, as in MetaSetup: mgmtd names the node node_storage_<id> and
+// each target target_storage_<id>). The image matches each target directory to its setup
+// command by substring, which is why target directories have fixed-width names (t00, t01, ...).
 func (in Instance) StorageSetups(i int) []string {
 	s := make([]string, TargetsPerNode(in.BB))
 	for t := range s {
-		s[t] = fmt.Sprintf("beegfs-setup-storage -C -p %s -s %d -S %s -i %d", storageDir(in.BB, t), StorageNodeID(i), StorageAlias(i), StorageTargetID(i, t))
+		s[t] = fmt.Sprintf("beegfs-setup-storage -C -p %s -s %d -i %d", storageDir(in.BB, t), StorageNodeID(i), StorageTargetID(i, t))
 	}
 	return s
 }

@@ -188,7 +188,7 @@ func TestStorageBenchScriptReportsNodeErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("a storage node's error must fail the run")
 	}
-	for _, want := range []string{"write: 1 storage node(s) report an error", "s:2 storage_2 error status I/O error from worker", "does not have: [2 18]"} {
+	for _, want := range []string{"write: 1 storage node(s) report an error", "s:2 node_storage_2 error status I/O error from worker", "does not have: [2 18]"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
@@ -238,7 +238,7 @@ func TestParseStorageBench(t *testing.T) {
 
 	// The older CLI's boxed tables without --raw: borders ignored, whole IEC units.
 	old := "== write (exit 0) ==\n" + read("write-old-cli.out") + "== read (exit 0) ==\n" +
-		"| read | 3GiB/s | s:1 | target_1 | storage_1 |\n| read | 2.50 GiB/s | s:17 | target_17 | storage_2 |\n"
+		"| read | 3GiB/s | s:1 | target_storage_1 | node_storage_1 |\n| read | 2.50 GiB/s | s:17 | target_storage_17 | node_storage_2 |\n"
 	res, err := ParseStorageBench(old, nodes, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +264,7 @@ func TestParseStorageBench(t *testing.T) {
 		{"figures of foreign targets", ok, "does not have: [2 18]", 1},
 		{"zero throughput", strings.Replace(ok, "read  2987650kiB/s  s:18", "read        0kiB/s  s:18", 1), "target(s) 18 (b)", 2},
 		{"still running", strings.Replace(ok, counts, "0 0 0 1 0 0 0 1 0", 1), "1 storage node(s) still running", 2},
-		{"cut at the kubelet's 4 KiB", ok[:len(ok)-150], "target(s) 2 (a); 17 (b); 18 (b)", 2},
+		{"cut at the kubelet's 4 KiB", ok[:len(ok)-180], "target(s) 2 (a); 17 (b); 18 (b)", 2},
 		{"unreadable number", strings.Replace(ok, "1524113kiB/s", "1.2.3kiB/s", 1), "target(s) 1 (a)", 2},
 		// Absurd or garbled figures are refused, never converted or summed into a wrap-around.
 		{"absurd throughput", strings.Replace(ok, "1524113kiB/s", "99999999999999999999kiB/s", 1),

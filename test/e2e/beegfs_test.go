@@ -126,7 +126,7 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		report := steps
 		for _, n := range l.Components.Nodes {
 			capW, capR := nodeCap(n.Name, "WRITE"), nodeCap(n.Name, "READ")
-			Expect(n.StorageBenchWrite).NotTo(BeNil(), n.Name)
+			Expect(n.StorageBenchWrite).NotTo(BeNil(), "%s", n.Name)
 			sbW, sbR := float64(*n.StorageBenchWrite.MeasuredBytesPerSecond), float64(*n.StorageBenchRead.MeasuredBytesPerSecond)
 			fioW, fioR := float64(*n.DeviceWrite.MeasuredBytesPerSecond), float64(*n.DeviceRead.MeasuredBytesPerSecond)
 			report += fmt.Sprintf("%s: write cap %s, fio %s, StorageBench %s; read cap %s, fio %s, StorageBench %s\n",
@@ -172,7 +172,7 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: "bgfs2-mgmtd-0"}, &corev1.Pod{}) == nil
 		}, 10*time.Minute, time.Second).Should(BeTrue())
 		out, err := kubectl("-n", operatorNamespace, "delete", "pod", "-l", "app.kubernetes.io/name=beeburst", "--wait=false")
-		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
 		restarted := time.Now()
 		timeline[bb.Name] = waitReady(ctx, bb, start, 20*time.Minute)
 		fmt.Printf("bgfs2: Ready %.0f s after the manager was killed mid-provisioning\n", time.Since(restarted).Seconds())
@@ -184,7 +184,7 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		Expect(k8s.List(ctx, &pods, client.InNamespace(testNamespace), client.MatchingLabels{v1alpha1.LabelBurstBuffer: "bgfs2"})).To(Succeed())
 		seen := map[string]bool{}
 		for _, p := range pods.Items {
-			Expect(seen[p.Name]).To(BeFalse(), p.Name)
+			Expect(seen[p.Name]).To(BeFalse(), "%s", p.Name)
 			seen[p.Name] = true
 		}
 		for _, name := range []string{"bgfs2-mgmtd-0", "bgfs2-meta-0", "bgfs2-storage-0", "bgfs2-storage-1", "bgfs2-client-0", "bgfs2-client-1"} {
@@ -236,7 +236,7 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 				out := hostShell(ctx, node, fmt.Sprintf("cat /proc/1/mounts; echo ---; ls -A /host/nvme/beeburst 2>/dev/null; echo ---; ls -d /host/run%s 2>&1; true", strings.TrimPrefix(mnt, beegfs.MountRoot)))
 				fmt.Fprintf(GinkgoWriter, "%s on %s:\n%s\n", name, node, out)
 				parts := strings.SplitN(out, "---\n", 3)
-				Expect(parts).To(HaveLen(3), out)
+				Expect(parts).To(HaveLen(3), "%s", out)
 				Expect(parts[0]).To(ContainSubstring(" / "), "the node's mount table")
 				Expect(parts[0]).NotTo(ContainSubstring(" "+mnt+" "), "a beegfs mount left on %s", node)
 				Expect(strings.Fields(parts[1])).NotTo(ContainElement(testNamespace+"."+name), "a target directory left on %s", node)
@@ -257,12 +257,12 @@ func installOperator(extra ...string) {
 		"--create-namespace", "--wait", "--timeout", "5m",
 		"--set", "image.repository=beeburst/manager", "--set", "image.tag=" + imageTag, "--set", "agentImage=beeburst/agent:" + imageTag, "--set", "image.pullPolicy=IfNotPresent"}, extra...)
 	out, err := run(helm, args...)
-	Expect(err).NotTo(HaveOccurred(), out)
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
 	_, _ = kubectl("create", "namespace", testNamespace)
 	DeferCleanup(func() {
 		_, _ = kubectl("delete", "namespace", testNamespace, "--wait=true", "--timeout=300s")
 		out, err := run(helm, "uninstall", "beeburst", "--namespace", operatorNamespace, "--wait", "--timeout", "2m")
-		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
 	})
 }
 
@@ -278,11 +278,11 @@ func imageName(tarPath string) string {
 		if err == io.EOF {
 			break
 		}
-		Expect(err).NotTo(HaveOccurred(), tarPath)
+		Expect(err).NotTo(HaveOccurred(), "%s", tarPath)
 		switch strings.TrimPrefix(h.Name, "./") {
 		case "manifest.json":
 			var m []struct{ RepoTags []string }
-			Expect(json.NewDecoder(tr).Decode(&m)).To(Succeed(), tarPath)
+			Expect(json.NewDecoder(tr).Decode(&m)).To(Succeed(), "%s", tarPath)
 			if len(m) > 0 && len(m[0].RepoTags) > 0 {
 				return m[0].RepoTags[0]
 			}
@@ -292,7 +292,7 @@ func imageName(tarPath string) string {
 					Annotations map[string]string `json:"annotations"`
 				} `json:"manifests"`
 			}
-			Expect(json.NewDecoder(tr).Decode(&idx)).To(Succeed(), tarPath)
+			Expect(json.NewDecoder(tr).Decode(&idx)).To(Succeed(), "%s", tarPath)
 			for _, m := range idx.Manifests {
 				if n := m.Annotations["io.containerd.image.name"]; n != "" {
 					return n
@@ -359,7 +359,7 @@ func clientExec(bb *v1alpha1.BurstBuffer, i int, script string) string {
 		}
 		time.Sleep(2 * time.Second)
 	}
-	Expect(err).NotTo(HaveOccurred(), out)
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
 	return out
 }
 
@@ -394,7 +394,7 @@ func hostShell(ctx context.Context, node, script string) string {
 		return pod.Status.Phase
 	}, 3*time.Minute, time.Second).Should(BeElementOf(corev1.PodSucceeded, corev1.PodFailed))
 	out, err := kubectl("-n", testNamespace, "logs", pod.Name)
-	Expect(err).NotTo(HaveOccurred(), out)
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
 	return out
 }
 

@@ -110,7 +110,7 @@ var _ = Describe("beeburst", Ordered, func() {
 	It("runs the manager", func() {
 		Eventually(func(g Gomega) {
 			out, err := kubectl("-n", operatorNamespace, "get", "deploy", "beeburst-manager", "-o", "jsonpath={.status.availableReplicas}")
-			g.Expect(err).NotTo(HaveOccurred(), out)
+			g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 			g.Expect(out).To(Equal("1"))
 		}, 2*time.Minute, 2*time.Second).Should(Succeed())
 	})

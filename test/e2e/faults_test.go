@@ -171,7 +171,7 @@ func faultSuite() {
 		// must have seen them, or the check above checked nothing.
 		Expect(compared).To(BeNumerically(">=", 5*4), "measuring runs recorded")
 		fmt.Printf("no overlap among %d measuring runs\n", compared)
-		Expect(off).To(BeEmpty(), "figures within 5%% of a lone burst buffer's, no write sweep refused")
+		Expect(off).To(BeEmpty(), "%s", "figures within 5%% of a lone burst buffer's, no write sweep refused")
 
 		By("deleting them; each leaves nothing behind")
 		for _, name := range names {
@@ -194,7 +194,7 @@ func faultSuite() {
 			_ = os.RemoveAll("/var/tmp/beeburst-samples")
 		})
 		out, err := kubectl("apply", "-f", filepath.Join(sampleDir, "volumes-testbed.yaml"))
-		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
 		Expect(os.MkdirAll("/var/tmp/beeburst-samples/input/faults", 0o755)).To(Succeed())
 		Expect(os.WriteFile("/var/tmp/beeburst-samples/input/faults/in.txt", []byte("input\n"), 0o644)).To(Succeed())
 
@@ -243,7 +243,7 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 		Expect(cond(ctx, name, v1alpha1.ConditionStagedIn).Reason).To(Equal(v1alpha1.ReasonClaimNotFound))
 		kill(v1alpha1.PhaseStagingIn)
 		out, err = kubectl("apply", "-n", testNamespace, "-f", filepath.Join(sampleDir, "claims.yaml"))
-		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
 		By("killing the manager in Ready")
 		waitPhase(ctx, name, v1alpha1.PhaseReady, 3*time.Minute)
 		kill(v1alpha1.PhaseReady)

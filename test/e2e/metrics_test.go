@@ -45,7 +45,7 @@ func gauge(scrape, name string, want map[string]string) (float64, bool) {
 			continue
 		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
-		Expect(err).NotTo(HaveOccurred(), line)
+		Expect(err).NotTo(HaveOccurred(), "%s", line)
 		return v, true
 	}
 	return 0, false

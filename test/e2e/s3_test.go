@@ -105,7 +105,7 @@ func stagingS3() {
 
 		read := func(key string) []byte {
 			o, err := be.GetObject("e2e", key, nil)
-			Expect(err).NotTo(HaveOccurred(), key)
+			Expect(err).NotTo(HaveOccurred(), "%s", key)
 			defer o.Contents.Close()
 			b, err := io.ReadAll(o.Contents)
 			Expect(err).NotTo(HaveOccurred())

@@ -50,7 +50,7 @@ func stagingSample() {
 			cmd.Stdin = strings.NewReader(y)
 			out, err := cmd.CombinedOutput()
 			fmt.Fprintf(GinkgoWriter, "$ kubectl apply -f %s\n%s", file, out)
-			Expect(err).NotTo(HaveOccurred(), string(out))
+			Expect(err).NotTo(HaveOccurred(), "%s", string(out))
 		}
 		apply("volumes-testbed.yaml")
 		apply("claims.yaml")
@@ -67,8 +67,8 @@ func stagingSample() {
 			cur := get(ctx, bb)
 			c := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionReady)
 			g.Expect(c).NotTo(BeNil())
-			g.Expect(cur.Status.Phase).NotTo(BeElementOf(v1alpha1.PhaseFailed, v1alpha1.PhaseDegraded), c.Message)
-			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+			g.Expect(cur.Status.Phase).NotTo(BeElementOf(v1alpha1.PhaseFailed, v1alpha1.PhaseDegraded), "%s", c.Message)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%s", c.Message)
 		}, 5*time.Minute, time.Second).Should(Succeed())
 		in := get(ctx, bb).Status.StageIn
 		Expect(in).NotTo(BeNil())
@@ -142,7 +142,7 @@ func waitJob(ctx context.Context, name string, timeout time.Duration) {
 		var job batchv1.Job
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: testNamespace, Name: name}, &job)).To(Succeed())
 		for _, c := range job.Status.Conditions {
-			g.Expect(c.Type).NotTo(Equal(batchv1.JobFailed), c.Message)
+			g.Expect(c.Type).NotTo(Equal(batchv1.JobFailed), "%s", c.Message)
 		}
 		g.Expect(job.Status.Succeeded).To(Equal(*job.Spec.Completions))
 	}, timeout, time.Second).Should(Succeed())
@@ -188,7 +188,7 @@ func podShell(ctx context.Context, name, node, script string, vols ...volume) st
 		return pod.Status.Phase
 	}, time.Minute, time.Second).Should(Equal(corev1.PodSucceeded))
 	out, err := kubectl("-n", testNamespace, "logs", name)
-	Expect(err).NotTo(HaveOccurred(), out)
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
 	return out
 }
 
@@ -210,7 +210,7 @@ func stageOutFailureKeepsData() {
 		})
 		for _, f := range []string{"volumes-testbed.yaml", "claims.yaml"} {
 			out, err := kubectl("apply", "-n", testNamespace, "-f", filepath.Join(sampleDir, f))
-			Expect(err).NotTo(HaveOccurred(), out)
+			Expect(err).NotTo(HaveOccurred(), "%s", out)
 		}
 		// The claim already holds conflict/data.txt with other content.
 		podShell(ctx, "e2e-seed-conflict", "", "mkdir -p /results/conflict && echo old > /results/conflict/data.txt",
