@@ -62,6 +62,7 @@ func TestSchemaRefusalsSayWhatIsAllowed(t *testing.T) {
 		{"metrics.serviceMonitor.labels.release=a b", "a label value"},
 		{"metrics.grafanaDashboard.namespace=Mon", "a namespace name"},
 		{"imagePullSecret[0].name=x", "additional properties 'imagePullSecret' not allowed"},
+		{"storageClass.name=Fast_SSD", "the name of a StorageClass"},
 	} {
 		out, err := helmTemplate(t, "beeburst", "--set", c.set)
 		if err == nil {

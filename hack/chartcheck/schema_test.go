@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -163,4 +164,35 @@ func matches(t *testing.T, s map[string]any, v string) bool {
 		}
 	}
 	return true
+}
+
+// A refusal says what is allowed: a value's pattern (or a not, oneOf, anyOf, allOf) sits in an
+// "if" whose "then" is {const: what is allowed}, because helm prints a failed pattern as the
+// regular expression and the others as "'not' failed". TestSchemaRefusalsSayWhatIsAllowed
+// shows the messages with helm.
+func TestSchemaRefusesOnlyWithMessages(t *testing.T) {
+	var walk func(path string, o any, inIf bool)
+	walk = func(path string, o any, inIf bool) {
+		switch v := o.(type) {
+		case map[string]any:
+			for k, x := range v {
+				switch k {
+				case "pattern", "not", "oneOf", "anyOf", "allOf":
+					if !inIf {
+						t.Errorf("%s: %s outside an if/then refusal: helm would not say what is allowed", path, k)
+					}
+				case "then":
+					if c, ok := x.(map[string]any)["const"].(string); ok && len(c) < 10 {
+						t.Errorf("%s: then {const: %q} does not say what is allowed", path, c)
+					}
+				}
+				walk(path+"/"+k, x, inIf || k == "if")
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), x, inIf)
+			}
+		}
+	}
+	walk("", readSchema(t), false)
 }
