@@ -5,9 +5,23 @@
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 
-IMG_TAG ?= dev
-IMG ?= beeburst/manager:$(IMG_TAG)
-AGENT_IMG ?= beeburst/agent:$(IMG_TAG)
+# One version for a release: the images' tags, the chart's version (without the v) and
+# appVersion, and what the manager, the agent and the kubectl plugin report (-X main.version).
+VERSION ?= dev
+# Images, in the kubebuilder convention. REGISTRY is where the release pushes them; the
+# testbed's own images are REGISTRY=beeburst (hack/cluster.sh, hack/docker.sh).
+REGISTRY ?= ghcr.io/beeburst
+IMG ?= $(REGISTRY)/manager:$(VERSION)
+AGENT_IMG ?= $(REGISTRY)/agent:$(VERSION)
+# The BeeGFS tools image is tagged with the BeeGFS release it carries (internal/beegfs
+# DefaultClientImage names it; hack/dockerfiles checks the two agree).
+BEEGFS_VERSION ?= 8.3.1
+BEEGFS_TOOLS_IMG ?= $(REGISTRY)/beegfs-tools:$(BEEGFS_VERSION)
+PLATFORMS ?= linux/amd64,linux/arm64
+CONTAINER_TOOL ?= docker
+# Extra arguments of every image build, e.g. base images and a proxy (hack/docker.sh).
+DOCKER_BUILD_ARGS ?=
+LDFLAGS := -s -w -X main.version=$(VERSION)
 
 LOCALBIN ?= $(CURDIR)/bin
 CACHE_DIR ?= $(HOME)/.cache/beeburst
@@ -18,9 +32,13 @@ K8S_BIN ?= $(CACHE_DIR)/k8s-$(K8S_VERSION)
 CONTROLLER_TOOLS_VERSION ?= v0.21.0
 HELM_VERSION ?= v3.19.0
 GINKGO_VERSION ?= v2.28.1
+ACTIONLINT_VERSION ?= v1.7.12
+REGISTRY_VERSION ?= v3.1.2
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+ACTIONLINT ?= $(LOCALBIN)/actionlint-$(ACTIONLINT_VERSION)
+OCI_REGISTRY ?= $(LOCALBIN)/registry-$(REGISTRY_VERSION)
 
 export GOFLAGS := -buildvcs=false
 
@@ -53,11 +71,15 @@ vet: ## go vet.
 	go vet ./...
 
 .PHONY: verify
-verify: manifests generate fmt ## Regenerate everything and fail if the tree changed.
+verify: manifests generate fmt lint-workflows ## Regenerate everything, lint the workflows, and fail if the tree changed.
 	@if [ -n "$$(git status --porcelain -- api config charts controllers internal cmd test hack)" ]; then \
 	  echo "verify: generated files are out of date; run 'make manifests generate fmt' and commit:"; \
 	  git status --porcelain -- api config charts controllers internal cmd test hack; git --no-pager diff --stat; exit 1; fi
 	@echo "verify: generated files are up to date"
+
+.PHONY: lint-workflows
+lint-workflows: actionlint ## Lint the GitHub workflows (.github/workflows) with actionlint.
+	$(ACTIONLINT) -color=false
 
 ##@ Test
 .PHONY: test
@@ -117,10 +139,10 @@ test-e2e-beegfs: helm ## The beegfs specs against a real BeeGFS on QEMU testbed 
 
 ##@ Build
 .PHONY: build
-build: ## Build the manager, agent and kubectl plugin into bin/.
-	CGO_ENABLED=0 go build -o $(LOCALBIN)/manager ./cmd/manager
-	CGO_ENABLED=0 go build -o $(LOCALBIN)/agent ./cmd/agent
-	CGO_ENABLED=0 go build -o $(LOCALBIN)/kubectl-beeburst ./cmd/kubectl-beeburst
+build: ## Build the manager, agent and kubectl plugin into bin/ (stamped with VERSION).
+	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/manager ./cmd/manager
+	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/agent ./cmd/agent
+	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/kubectl-beeburst ./cmd/kubectl-beeburst
 
 .PHONY: run
 run: manifests generate ## Run the manager against the current kubeconfig.
@@ -132,7 +154,7 @@ demo: helm ## The main job: a cluster (testbed or kind), the operator, the sampl
 	HELM=$(HELM) hack/cluster.sh demo
 
 .PHONY: images
-images: ## Build the operator and agent images as tars in bin/images (no Docker needed).
+images: ## Build the operator and agent images as tars in bin/images for the testbed (no Docker needed).
 	hack/cluster.sh images
 
 .PHONY: deploy
@@ -152,9 +174,68 @@ uninstall: ## Remove the CRDs.
 	kubectl delete --ignore-not-found -f config/crd/bases
 
 .PHONY: helm-lint
-helm-lint: helm manifests ## Lint the chart and check it agrees with config/.
+helm-lint: helm manifests ## Lint the chart, check it agrees with config/, and that VERSION flows into a release's artifacts.
 	$(HELM) lint charts/beeburst
 	hack/check-chart.sh "$(HELM)"
+	HELM=$(HELM) hack/check-release.sh
+
+##@ Images (Dockerfiles; BuildKit)
+.PHONY: docker-build
+docker-build: docker-build-manager docker-build-agent docker-build-beegfs-tools ## Build IMG, AGENT_IMG and BEEGFS_TOOLS_IMG for this machine's platform.
+
+.PHONY: docker-build-manager
+docker-build-manager: ## Build the operator image IMG (Dockerfile).
+	DOCKER_BUILDKIT=1 $(CONTAINER_TOOL) build $(DOCKER_BUILD_ARGS) --build-arg VERSION=$(VERSION) -t $(IMG) -f Dockerfile .
+
+.PHONY: docker-build-agent
+docker-build-agent: ## Build the agent image AGENT_IMG (build/agent.Dockerfile).
+	DOCKER_BUILDKIT=1 $(CONTAINER_TOOL) build $(DOCKER_BUILD_ARGS) --build-arg VERSION=$(VERSION) -t $(AGENT_IMG) -f build/agent.Dockerfile .
+
+.PHONY: docker-build-beegfs-tools
+docker-build-beegfs-tools: ## Build the BeeGFS tools image BEEGFS_TOOLS_IMG from ThinkParQ's packages (needs their repository).
+	DOCKER_BUILDKIT=1 $(CONTAINER_TOOL) build $(DOCKER_BUILD_ARGS) --build-arg BEEGFS_VERSION=$(BEEGFS_VERSION) -t $(BEEGFS_TOOLS_IMG) -f build/beegfs-tools.Dockerfile build
+
+.PHONY: docker-push
+docker-push: ## Push IMG, AGENT_IMG and BEEGFS_TOOLS_IMG (built by docker-build).
+	$(CONTAINER_TOOL) push $(IMG)
+	$(CONTAINER_TOOL) push $(AGENT_IMG)
+	$(CONTAINER_TOOL) push $(BEEGFS_TOOLS_IMG)
+
+.PHONY: docker-buildx
+docker-buildx: ## Build and push the three images for PLATFORMS (linux/amd64,linux/arm64) with docker buildx.
+	$(CONTAINER_TOOL) buildx build --push --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --build-arg VERSION=$(VERSION) -t $(IMG) -f Dockerfile .
+	$(CONTAINER_TOOL) buildx build --push --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --build-arg VERSION=$(VERSION) -t $(AGENT_IMG) -f build/agent.Dockerfile .
+	$(CONTAINER_TOOL) buildx build --push --platform $(PLATFORMS) $(DOCKER_BUILD_ARGS) --build-arg BEEGFS_VERSION=$(BEEGFS_VERSION) -t $(BEEGFS_TOOLS_IMG) -f build/beegfs-tools.Dockerfile build
+
+##@ Release
+# The chart's version is VERSION without its v (SemVer); a VERSION that is not a release tag
+# (dev) gives 0.0.0-VERSION.
+CHART_VERSION ?= $(if $(filter v%,$(VERSION)),$(patsubst v%,%,$(VERSION)),0.0.0-$(VERSION))
+CHART_REGISTRY ?= oci://$(REGISTRY)/charts
+RELEASE_DIR ?= $(LOCALBIN)/release
+
+.PHONY: helm-package
+helm-package: helm ## Package the chart into RELEASE_DIR as beeburst-CHART_VERSION.tgz, appVersion VERSION.
+	mkdir -p $(RELEASE_DIR)
+	$(HELM) package charts/beeburst --version $(CHART_VERSION) --app-version $(VERSION) -d $(RELEASE_DIR)
+
+.PHONY: helm-push
+helm-push: helm ## Push the packaged chart to CHART_REGISTRY as an OCI artifact (logs in with REGISTRY_USER/REGISTRY_PASSWORD if set).
+	@if [ -n "$${REGISTRY_PASSWORD:-}" ]; then \
+	  echo "$$REGISTRY_PASSWORD" | $(HELM) registry login "$(firstword $(subst /, ,$(patsubst oci://%,%,$(CHART_REGISTRY))))" -u "$$REGISTRY_USER" --password-stdin; fi
+	$(HELM) push $(RELEASE_DIR)/beeburst-$(CHART_VERSION).tgz $(CHART_REGISTRY)
+
+.PHONY: test-chart-oci
+test-chart-oci: helm registry ## Push the packaged chart to a local OCI registry, read and render it back from there (not part of make test).
+	HELM=$(HELM) OCI_REGISTRY=$(OCI_REGISTRY) hack/test-chart-oci.sh
+
+.PHONY: release-artifacts
+release-artifacts: helm-package ## Everything a release attaches, in RELEASE_DIR: chart, CRDs, krew archives and manifest (VERSION=vX.Y.Z).
+	cat config/crd/bases/*.yaml > $(RELEASE_DIR)/beeburst-crds.yaml
+	@# The krew manifest is filled in a copy (without the template's comments): plugins/beeburst.yaml stays the template.
+	grep -v '^#' plugins/beeburst.yaml > $(RELEASE_DIR)/krew-beeburst.yaml
+	OUT=$(RELEASE_DIR) MANIFEST=$(RELEASE_DIR)/krew-beeburst.yaml hack/krew-release.sh $(VERSION)
+	cd $(RELEASE_DIR) && sha256sum beeburst-* kubectl-beeburst_* krew-beeburst.yaml > SHA256SUMS
 
 ##@ Tools
 .PHONY: controller-gen
@@ -168,6 +249,18 @@ helm: $(HELM)
 $(HELM):
 	mkdir -p $(LOCALBIN) && GOBIN=$(LOCALBIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 	mv $(LOCALBIN)/helm $(HELM)
+
+.PHONY: actionlint
+actionlint: $(ACTIONLINT)
+$(ACTIONLINT):
+	mkdir -p $(LOCALBIN) && GOBIN=$(LOCALBIN) go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	mv $(LOCALBIN)/actionlint $(ACTIONLINT)
+
+.PHONY: registry
+registry: $(OCI_REGISTRY)
+$(OCI_REGISTRY):
+	mkdir -p $(LOCALBIN) && GOBIN=$(LOCALBIN) go install github.com/distribution/distribution/v3/cmd/registry@$(REGISTRY_VERSION)
+	mv $(LOCALBIN)/registry $(OCI_REGISTRY)
 
 .PHONY: clean
 clean: ## Remove bin/ (the Kubernetes cache in $(CACHE_DIR) stays).

@@ -16,6 +16,9 @@
 #   hack/cluster.sh down    # tear down what `up` made
 #
 # It writes the kubeconfig it uses to bin/kubeconfig.env (KUBECONFIG=...) for later steps.
+# IMAGE_BUILDER=docker builds the images from their Dockerfiles (with the Docker engine that
+# answers, else with hack/docker.sh's) instead of from the host's binaries (hack/image); both
+# ways they are named beeburst/{manager,agent}:$IMG_TAG.
 # E2E_GINKGO_ARGS adds Ginkgo flags to every run of the suite, e.g. one spec on the device-bound
 # testbed only, all under the testbed's lock:
 #   E2E_TESTBEDS="--workers 2 --link-rate none --disk-write-rate 150MB --disk-read-rate 300MB" \
@@ -87,6 +90,19 @@ env_load() {
 images() {
   make -s build host-tools >/dev/null
   mkdir -p bin/images
+  if [ "${IMAGE_BUILDER:-}" = docker ]; then
+    # The Dockerfiles' images, saved as docker-archives. With a Docker engine that answers
+    # (CI's), that one; without (our machines), an engine of our own (hack/docker.sh: its own
+    # network namespace and socket, base images made offline).
+    if docker info >/dev/null 2>&1; then
+      make -s docker-build-manager docker-build-agent REGISTRY=beeburst VERSION="$TAG"
+      docker save -o bin/images/manager.tar "beeburst/manager:$TAG"
+      docker save -o bin/images/agent.tar "beeburst/agent:$TAG"
+    else
+      IMG_TAG=$TAG REGISTRY=beeburst hack/docker.sh images bin/images
+    fi
+    return
+  fi
   # The agent image: the static agent at /agent plus fio, iperf3 and a shell from the host.
   hack/image/build.sh --name "beeburst/agent:$TAG" --binary bin/agent:/agent \
     --host-bin fio --host-bin iperf3 --host-bin sh --host-bin ls --host-bin cat --host-bin mkdir --host-bin rmdir --host-bin dd \
@@ -103,14 +119,14 @@ load() {
   elif [ "${OURS:-}" = testbed ] || [ -S "$TESTBED_DIR/nodes/worker-1/containerd.sock" ]; then
     hack/testbed/load-image.sh bin/images/agent.tar bin/images/manager.tar
   else
-    log "KUBECONFIG names a cluster that is neither kind nor the testbed: push beeburst/manager:$TAG and beeburst/agent:$TAG to its registry yourself"
+    log "KUBECONFIG names a cluster that is neither kind nor the testbed: nothing loaded. Use a release's images (docs/install.md), or build and push your own: make docker-build docker-push REGISTRY=<your registry> VERSION=<tag>, then install the chart with image.repository and agentImage set to them"
   fi
 }
 
 deploy() {
   env_load
   "$HELM" upgrade --install beeburst charts/beeburst --namespace beeburst-system --create-namespace \
-    --set image.tag="$TAG" --set agentImage="beeburst/agent:$TAG" --wait --timeout 3m
+    --set image.repository=beeburst/manager --set image.tag="$TAG" --set agentImage="beeburst/agent:$TAG" --wait --timeout 3m
 }
 
 down() {
@@ -226,5 +242,5 @@ case "${1:-}" in
   env) paste_env ;;
   down) down ;;
   images) images ;;
-  *) sed -n '2,18p' "$0"; exit 2 ;;
+  *) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d'; exit 2 ;;
 esac

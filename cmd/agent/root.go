@@ -61,6 +61,7 @@ func newRoot(stdout io.Writer) *cobra.Command {
 	g := &globals{}
 	root := &cobra.Command{
 		Use:           "agent",
+		Version:       version,
 		Short:         "beeburst benchmark agent: probes, ideal workload, workload benchmarks, monitoring, parsers",
 		Long:          rootHelp,
 		SilenceUsage:  true,

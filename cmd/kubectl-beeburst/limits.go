@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,11 +74,41 @@ Exit codes: 0 success, 2 invalid input, 1 other failures (the cluster, the burst
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, args[0])
 		},
+		ValidArgsFunction: o.completeName,
 	}
 	o.config.AddFlags(c.Flags())
 	o.output.addFlags(c)
 	c.Flags().StringVar(&o.plot, "plot", "", plotUsage)
 	return c
+}
+
+// completeName offers the names of the burst buffers in the namespace (shell completion of
+// NAME); nothing when the cluster does not answer within a few seconds.
+func (o *limitsOptions) completeName(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	namespace, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	k, err := o.newClient(o.config)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
+	defer cancel()
+	var list v1alpha1.BurstBufferList
+	if err := k.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	for _, bb := range list.Items {
+		if strings.HasPrefix(bb.Name, toComplete) {
+			names = append(names, bb.Name)
+		}
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
 func (o *limitsOptions) run(cmd *cobra.Command, name string) error {

@@ -364,3 +364,19 @@ func TestLimitsChunkSizeAndComparison(t *testing.T) {
 		}
 	}
 }
+
+// `kubectl beeburst limits <TAB>` offers the burst buffers of the namespace.
+func TestLimitsCompletesNames(t *testing.T) {
+	c := newCluster(t)
+	kc := writeFile(t, "kubeconfig", kubeconfig)
+	var out, errOut bytes.Buffer
+	code := runWith([]string{"__complete", "limits", "--kubeconfig", kc, "-n", c.bb.Namespace, "scr"}, strings.NewReader(""), &out, &errOut, c.newClient)
+	if code != 0 || !strings.Contains(out.String(), c.bb.Name+"\n") {
+		t.Errorf("exit %d, %q %q: want %s offered", code, out.String(), errOut.String(), c.bb.Name)
+	}
+	out.Reset()
+	code = runWith([]string{"__complete", "limits", "--kubeconfig", kc, "-n", c.bb.Namespace, "other"}, strings.NewReader(""), &out, &errOut, c.newClient)
+	if code != 0 || strings.Contains(out.String(), c.bb.Name) {
+		t.Errorf("exit %d, %q: offered a name not starting with the prefix", code, out.String())
+	}
+}

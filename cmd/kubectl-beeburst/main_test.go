@@ -242,7 +242,7 @@ func TestEstimateInvalid(t *testing.T) {
 		{"unknown encoding", strings.Replace(good, "encoding: 64b/66b}\n    servers", "encoding: 64b/65b}\n    servers", 1), nil,
 			`unknown link encoding "64b/65b"`},
 		{"zero nodes", strings.Replace(good, "nodes: 64", "nodes: 0", 1), nil, "clients.nodes must be at least 1"},
-		{"bad quantity", strings.Replace(good, `"100G"`, `"100 Gbit"`, 1), nil, "quantities must match"},
+		{"bad quantity", strings.Replace(good, `"100G"`, `"100 Gbit"`, 1), nil, `spec.hardware.clients.link.rateBitsPerSecond: "100 Gbit" is not a quantity`},
 		{"unknown field", strings.Replace(good, "rateBitsPerSecond", "rateBitPerSecond", 1), nil, `unknown field`},
 		{"other kind", "apiVersion: v1\nkind: Pod\n", nil, "kind is Pod"},
 		{"other version", strings.Replace(good, "v1alpha1", "v1", 1), nil, "apiVersion is beeburst.io/v1"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -91,6 +92,9 @@ func decodeInput(data []byte) (input, error) {
 		type strictBurstBuffer v1alpha1.BurstBuffer
 		var strict strictBurstBuffer
 		if err := yaml.UnmarshalStrict(doc, &strict); err != nil {
+			if ferr := fieldError(doc, reflect.TypeFor[strictBurstBuffer](), ""); ferr != nil {
+				return input{}, ferr
+			}
 			return input{}, fmt.Errorf("BurstBuffer manifest: %w", err)
 		}
 		bb := v1alpha1.BurstBuffer(strict)
@@ -104,12 +108,18 @@ func decodeInput(data []byte) (input, error) {
 			Hardware *v1alpha1.HardwareSpec `json:"hardware"`
 		}
 		if err := yaml.UnmarshalStrict(doc, &wrapped); err != nil {
+			if ferr := fieldError(doc, reflect.TypeOf(wrapped), "spec"); ferr != nil {
+				return input{}, fmt.Errorf("hardware block: %w", ferr)
+			}
 			return input{}, fmt.Errorf("hardware block: %w", err)
 		}
 		in.hw = wrapped.Hardware
 	} else {
 		var hw v1alpha1.HardwareSpec
 		if err := yaml.UnmarshalStrict(doc, &hw); err != nil {
+			if ferr := fieldError(doc, reflect.TypeOf(hw), "spec.hardware"); ferr != nil {
+				err = ferr
+			}
 			return input{}, fmt.Errorf("hardware block (a file without apiVersion/kind is read as spec.hardware): %w", err)
 		}
 		in.hw = &hw

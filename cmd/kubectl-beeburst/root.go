@@ -52,10 +52,17 @@ func newRootCommand(stdin io.Reader, nc newClientFunc) *cobra.Command {
 		Short: "beeburst's kubectl plugin: burst buffer limits",
 		Long: `kubectl beeburst works with beeburst burst buffers and the performance limits the
 operator publishes for them (the staged limit method: theory, components, sweep, monitoring).`,
+		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Help and usage say "kubectl beeburst", as a kubectl plugin is called.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl beeburst"},
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newEstimateCommand(stdin), newLimitsCommand(nc))
+	// --version without cobra's -v shorthand: -v is kubectl's log level.
+	root.Flags().Bool("version", false, "print the plugin's version")
+	// `completion bash|zsh|fish|powershell` is cobra's default command: it completes the
+	// kubectl-beeburst binary; `kubectl beeburst <TAB>` needs kubectl_complete-beeburst on
+	// the PATH (docs/install.md).
+	root.AddCommand(newEstimateCommand(stdin), newLimitsCommand(nc), newVersionCommand())
 	return root
 }

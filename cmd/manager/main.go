@@ -93,7 +93,7 @@ func main() {
 	ctrlmetrics.Registry.MustRegister(bbmetrics.NewCollector(mgr.GetCache(), bbmetrics.Options{Elected: mgr.Elected(), Log: ctrl.Log.WithName("metrics")}))
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
 	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
-	log.Info("starting manager", "agentImage", agentImage, "namespace", cacheNamespace, "leaderElection", leaderElect, "allowedStorageRoots", roots.String())
+	log.Info("starting manager", "version", version, "agentImage", agentImage, "namespace", cacheNamespace, "leaderElection", leaderElect, "allowedStorageRoots", roots.String())
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)

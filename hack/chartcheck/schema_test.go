@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -79,28 +80,20 @@ func TestSchemaCoversValues(t *testing.T) {
 func TestSchemaAgreesWithSpeccheck(t *testing.T) {
 	s := readSchema(t)
 	props := s["properties"].(map[string]any)
-	if p := props["agentImage"].(map[string]any)["pattern"]; p != speccheck.ImagePattern {
-		t.Errorf("agentImage pattern %q, want speccheck.ImagePattern", p)
+	agent := props["agentImage"].(map[string]any)
+	if p := agent["if"].(map[string]any)["not"].(map[string]any)["pattern"]; p != "^$|"+speccheck.ImagePattern {
+		t.Errorf("agentImage pattern %q, want empty or speccheck.ImagePattern", p)
+	}
+	image := regexp.MustCompile(speccheck.ImagePattern)
+	for _, img := range []string{"", "beeburst/agent:dev", "ghcr.io/beeburst/agent:v0.2.0", "registry.example.com:5000/hpc/agent@sha256:" + strings.Repeat("a", 64), "Foo:bar", "a b", "agent:"} {
+		// Empty is the chart's default (the release's agent), never passed to the manager.
+		if want := img != "" && !image.MatchString(img); refusedBy(t, agent, img) != want {
+			t.Errorf("agentImage %q: the schema refuses it: %v, want %v", img, !want, want)
+		}
 	}
 	item := props["storage"].(map[string]any)["properties"].(map[string]any)["allowedRoots"].(map[string]any)["items"].(map[string]any)
-	if item["pattern"] != speccheck.HostPathPattern {
-		t.Errorf("allowedRoots pattern %q, want speccheck.HostPathPattern", item["pattern"])
-	}
-	var not []*regexp.Regexp
-	var notEnum []any
-	for _, alt := range item["not"].(map[string]any)["anyOf"].([]any) {
-		a := alt.(map[string]any)
-		if p, ok := a["pattern"].(string); ok {
-			not = append(not, regexp.MustCompile(p))
-		}
-		if e, ok := a["enum"].([]any); ok {
-			notEnum = append(notEnum, e...)
-		}
-	}
-	refused := func(root string) bool {
-		return slices.Contains(notEnum, any(root)) || slices.ContainsFunc(not, func(re *regexp.Regexp) bool { return re.MatchString(root) })
-	}
-	for _, root := range []string{"/mnt", "/scratch", "/local", "/nvme", "/var/lib/beeburst", "/mnt/nvme0", "/var/tmp", "/etcetera", "/usrlocal"} {
+	refused := func(root string) bool { return refusedBy(t, item, root) }
+	for _, root := range []string{"/mnt", "/scratch", "/local", "/nvme", "/var/lib/beeburst", "/mnt/nvme0", "/var/tmp", "/etcetera", "/usrlocal", "mnt", "/mnt/", "/mnt//x", "/a b"} {
 		_, err := speccheck.ParseRoots(root)
 		if (err == nil) == refused(root) {
 			t.Errorf("%s: the manager says %v, the schema refuses: %v", root, err, refused(root))
@@ -118,4 +111,88 @@ func TestSchemaAgreesWithSpeccheck(t *testing.T) {
 			t.Errorf("%s: the schema accepts it", root)
 		}
 	}
+}
+
+// refusedBy evaluates the schema's refusals of a string value the way this chart writes them:
+// "if" (the refused values: pattern, not, anyOf, enum) "then" {"const": what is allowed},
+// with an "else" that may refuse more.
+func refusedBy(t *testing.T, s map[string]any, v string) bool {
+	t.Helper()
+	cond, ok := s["if"].(map[string]any)
+	if !ok {
+		t.Fatalf("schema %v has no if/then refusal", s)
+	}
+	if _, ok := s["then"].(map[string]any)["const"].(string); !ok {
+		t.Fatalf("schema %v: then must be {const: what is allowed}", s)
+	}
+	if matches(t, cond, v) {
+		return true
+	}
+	if e, ok := s["else"].(map[string]any); ok {
+		return refusedBy(t, e, v)
+	}
+	return false
+}
+
+// matches is a JSON schema's verdict on a string for the keywords the refusals use.
+func matches(t *testing.T, s map[string]any, v string) bool {
+	t.Helper()
+	for k, x := range s {
+		switch k {
+		case "pattern":
+			if !regexp.MustCompile(x.(string)).MatchString(v) {
+				return false
+			}
+		case "not":
+			if matches(t, x.(map[string]any), v) {
+				return false
+			}
+		case "anyOf":
+			if !slices.ContainsFunc(x.([]any), func(a any) bool { return matches(t, a.(map[string]any), v) }) {
+				return false
+			}
+		case "enum":
+			if !slices.Contains(x.([]any), any(v)) {
+				return false
+			}
+		case "type":
+			if x != "string" {
+				return false
+			}
+		default:
+			t.Fatalf("matches: keyword %s is not evaluated here", k)
+		}
+	}
+	return true
+}
+
+// A refusal says what is allowed: a value's pattern (or a not, oneOf, anyOf, allOf) sits in an
+// "if" whose "then" is {const: what is allowed}, because helm prints a failed pattern as the
+// regular expression and the others as "'not' failed". TestSchemaRefusalsSayWhatIsAllowed
+// shows the messages with helm.
+func TestSchemaRefusesOnlyWithMessages(t *testing.T) {
+	var walk func(path string, o any, inIf bool)
+	walk = func(path string, o any, inIf bool) {
+		switch v := o.(type) {
+		case map[string]any:
+			for k, x := range v {
+				switch k {
+				case "pattern", "not", "oneOf", "anyOf", "allOf":
+					if !inIf {
+						t.Errorf("%s: %s outside an if/then refusal: helm would not say what is allowed", path, k)
+					}
+				case "then":
+					if c, ok := x.(map[string]any)["const"].(string); ok && len(c) < 10 {
+						t.Errorf("%s: then {const: %q} does not say what is allowed", path, c)
+					}
+				}
+				walk(path+"/"+k, x, inIf || k == "if")
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), x, inIf)
+			}
+		}
+	}
+	walk("", readSchema(t), false)
 }

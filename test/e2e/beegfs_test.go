@@ -255,7 +255,7 @@ func installOperator(extra ...string) {
 	helm := envOr("HELM", "helm")
 	args := append([]string{"upgrade", "--install", "beeburst", "charts/beeburst", "--namespace", operatorNamespace,
 		"--create-namespace", "--wait", "--timeout", "5m",
-		"--set", "image.tag=" + imageTag, "--set", "agentImage=beeburst/agent:" + imageTag, "--set", "image.pullPolicy=IfNotPresent"}, extra...)
+		"--set", "image.repository=beeburst/manager", "--set", "image.tag=" + imageTag, "--set", "agentImage=beeburst/agent:" + imageTag, "--set", "image.pullPolicy=IfNotPresent"}, extra...)
 	out, err := run(helm, args...)
 	Expect(err).NotTo(HaveOccurred(), "%s", out)
 	_, _ = kubectl("create", "namespace", testNamespace)
