@@ -20,7 +20,7 @@ import (
 
 // The second look (limits/secondlook.go says why): once every point of the sweep ended,
 //  1. a point above a device-, network- or server-bound limit of the first round sends that
-//     component back to be measured (reprobeDevices, reprobeLinks), and so does a device
+//     component back to be measured (componentSecondLook), and so does a device
 //     that measured far below its documented figure: the sweep is then judged again on the
 //     second round;
 //  2. the best point of each operation, when it measured far below the stage-2 limit or
@@ -37,6 +37,16 @@ const componentSweep = "sweep"
 // podSetupMargin: a pod that started within this long after a run, or ended within this
 // long before it, was being set up or torn down (sandbox, network, volumes) while it ran.
 const podSetupMargin = time.Second
+
+func (r *BurstBufferReconciler) setupMargin() time.Duration {
+	switch {
+	case r.PodSetupMargin < 0:
+		return 0
+	case r.PodSetupMargin == 0:
+		return podSetupMargin
+	}
+	return r.PodSetupMargin
+}
 
 // secondLook runs once every point of the sweep's first round ended: it publishes the sweep
 // as judged so far, then takes the second looks in order, and says done once none is left.
@@ -172,7 +182,7 @@ func (r *BurstBufferReconciler) measuredConditions(ctx context.Context, s *scope
 	if start.IsZero() || end.IsZero() {
 		start, end, _ = ranBetween(run.pod, r.Now())
 	}
-	others, err := r.otherPodsOn(ctx, s.bb, run.node, start.Add(-podSetupMargin), end.Add(podSetupMargin))
+	others, err := r.otherPodsOn(ctx, s.bb, run.node, start.Add(-r.setupMargin()), end.Add(r.setupMargin()))
 	if err != nil {
 		return nil, err
 	}
