@@ -62,6 +62,10 @@ func TestDeviceFarBelowDocumented(t *testing.T) {
 	if node, msg := deviceFarBelowDocumented(comp); node != "b" || msg != "node b's device write measured 133 MB/s, 89% of the documented 150 MB/s" {
 		t.Errorf("got %q %q", node, msg)
 	}
+	comp.Nodes[1].DeviceWrite = fig(150e6, 140e6)
+	if node, _ := deviceFarBelowDocumented(comp); node != "b" {
+		t.Errorf("93%% of the documented figure: got %q, want b measured again", node)
+	}
 	comp.Nodes[1].Reused = true
 	if node, _ := deviceFarBelowDocumented(comp); node != "" {
 		t.Errorf("a reused figure: got %q", node)
