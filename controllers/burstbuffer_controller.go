@@ -71,6 +71,10 @@ type BurstBufferReconciler struct {
 	// UnschedulableTimeout is how long a copy pod may stay unschedulable before the stage
 	// reports it (CopyUnschedulable); 0: 1 minute.
 	UnschedulableTimeout time.Duration
+	// PodSetupMargin is how long before a sweep run another burst buffer's pod may have
+	// ended, or after it started, and still count as beside it (its sandbox's teardown or
+	// setup); 0: a second (secondlook.go); negative: only pods whose containers ran during it.
+	PodSetupMargin time.Duration
 
 	// stale skips visits that read a burst buffer older than this manager's last write.
 	stale staleGuard

@@ -140,6 +140,10 @@ var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new f
 		finishPod(ctx, ns, "auto-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 300e6, 600e6))
 		finishPod(ctx, ns, "auto-sweep-1-0", corev1.PodSucceeded, idealReport(nodes[0], 4, 390e6, 700e6))
 		finishPod(ctx, ns, "auto-sweep-1-1", corev1.PodSucceeded, idealReport(nodes[1], 4, 390e6, 700e6))
+		// 0.78 GB/s of the 2 GB/s the devices were measured to give: the best point is
+		// measured once more, and confirms.
+		finishPod(ctx, ns, "auto-sweep-1-0-r2", corev1.PodSucceeded, idealReport(nodes[0], 4, 380e6, 690e6))
+		finishPod(ctx, ns, "auto-sweep-1-1-r2", corev1.PodSucceeded, idealReport(nodes[1], 4, 380e6, 690e6))
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
 		Expect(condition(ctx, bb, v1alpha1.ConditionChunkSizeChosen)().Status).To(Equal(metav1.ConditionTrue))
 		Eventually(func() bool { return !podExists(ctx, ns, "auto-chunk-0-0")() || deleting(ctx, ns, "auto-chunk-0-0")() }, timeout).Should(BeTrue(),

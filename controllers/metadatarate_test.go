@@ -60,8 +60,8 @@ var _ = Describe("Metadata servers sized from a per-server rate measured earlier
 			"== read (exit 0) ==", "UNINITIALIZED INITIALIZED ERROR RUNNING STOPPING STOPPED FINISHING FINISHED UNKNOWN",
 			"0 0 0 0 0 0 0 2 0", "read 1953125kiB/s s:1", "read 1953125kiB/s s:17",
 		}, "\n"))
-		finishPod(ctx, ns, name+"-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 4, 800e6, 1.5e9))
-		finishPod(ctx, ns, name+"-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 4, 800e6, 1.5e9))
+		finishPod(ctx, ns, name+"-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 4, 980e6, 1.96e9))
+		finishPod(ctx, ns, name+"-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 4, 980e6, 1.96e9))
 		for i := range 2 {
 			finishPod(ctx, ns, fmt.Sprintf("%s-bench-0-%d", name, i), corev1.PodSucceeded, workload("write", 400e6, 400))
 		}

@@ -38,7 +38,7 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 	done = true
 	for k := 0; k < n; k++ {
 		srvNode, cliNode := s.nodes[k], s.nodes[(k+1)%n]
-		srv := nodetask.NetServerPod(bb, r.AgentImage, k, srvNode)
+		srv := roundPod(nodetask.NetServerPod(bb, r.AgentImage, k, srvNode), networkProbeRound(bb))
 		st, msg, _, err := r.runMeasuring(ctx, s, srv)
 		if err != nil {
 			return nil, false, nil, err
@@ -55,7 +55,7 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 			done = false // the client needs the server's address
 			continue
 		}
-		cl := nodetask.NetClientPod(bb, r.AgentImage, k, cliNode, addr)
+		cl := roundPod(nodetask.NetClientPod(bb, r.AgentImage, k, cliNode, addr), networkProbeRound(bb))
 		st, msg, _, err = r.runMeasuring(ctx, s, cl)
 		if err != nil {
 			return nil, false, nil, err
@@ -75,6 +75,24 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 		}
 	}
 	return pairs, done, failures, nil
+}
+
+// networkProbeRound is the round of stage 2's links: 1, or 2 once the sweep read above a
+// limit they set (componentSecondLook).
+func networkProbeRound(bb *v1alpha1.BurstBuffer) int {
+	if l := bb.Status.Limits; l != nil && l.Components != nil && l.Components.NetworkProbeRound > 1 {
+		return int(l.Components.NetworkProbeRound)
+	}
+	return 1
+}
+
+// roundPod names a pod of a second round after the first's (-r2), whose results stay
+// readable beside it.
+func roundPod(pod *corev1.Pod, round int) *corev1.Pod {
+	if round > 1 {
+		pod.Name += fmt.Sprintf("-r%d", round)
+	}
+	return pod
 }
 
 // serverAddress is where a network probe's client finds the server (host network): its

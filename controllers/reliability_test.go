@@ -225,11 +225,19 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		prepared("busy")
 		measure("busy")
+		// The sweep ran beside the job too: its point is measured once more, the job still
+		// there, and published with the warning.
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(And(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring),
+			HaveField("Message", ContainSubstring(ns+"/other-job"))))
+		finishPod(ctx, ns, "busy-sweep-0-0-r2", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
+		finishPod(ctx, ns, "busy-sweep-0-1-r2", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
 
 		cur := get(ctx, bb)
 		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[0]),
-			HaveField("Message", ContainSubstring(ns+"/other-job")))))
+			HaveField("Component", "device"), HaveField("Message", ContainSubstring(ns+"/other-job")))))
+		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[0]),
+			HaveField("Component", "sweep"), HaveField("Message", And(ContainSubstring(ns+"/other-job"), ContainSubstring("both rounds"))))))
 		Expect(cur.Status.Warnings).NotTo(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[1]))))
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(nodes[0])}, &corev1.ConfigMap{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a figure taken beside another workload is not cached")

@@ -7,10 +7,10 @@ import (
 	"github.com/beeburst/beeburst/internal/limits"
 )
 
-// TestDoubtedDeviceLimit: only a sweep above a device-bound limit of the first round sends the
-// devices back to be measured; links and servers are not probed again, and there is no third
-// round.
-func TestDoubtedDeviceLimit(t *testing.T) {
+// TestDoubtedLimit: a sweep above a limit of the first round sends the component that sets it
+// back to be measured - the devices for a device-bound limit, the links for one the network,
+// the servers' or the clients' links set - and there is no third round.
+func TestDoubtedLimit(t *testing.T) {
 	bound := func(b string) *v1alpha1.OperationLimit {
 		return &v1alpha1.OperationLimit{LimitBytesPerSecond: 1, Bottleneck: b}
 	}
@@ -22,26 +22,56 @@ func TestDoubtedDeviceLimit(t *testing.T) {
 		name string
 		comp *v1alpha1.ComponentLimits
 		an   limits.Sweep
-		want bool
+		want limits.Component
 	}{
-		{"no stage 2", nil, exceeds(limits.Write), false},
-		{"write above a device-bound write limit", &v1alpha1.ComponentLimits{Write: bound("devices"), Read: bound("network")}, exceeds(limits.Write), true},
-		{"read above a network-bound read limit", &v1alpha1.ComponentLimits{Write: bound("devices"), Read: bound("network")}, exceeds(limits.Read), false},
-		{"read above a device-bound read limit", &v1alpha1.ComponentLimits{Write: bound("servers"), Read: bound("devices")}, exceeds(limits.Read), true},
-		{"already the second round", &v1alpha1.ComponentLimits{Write: bound("devices"), DeviceProbeRound: 2}, exceeds(limits.Write), false},
-		{"nothing above its limit", &v1alpha1.ComponentLimits{Write: bound("devices")}, limits.Sweep{}, false},
-		{"no limit for the operation", &v1alpha1.ComponentLimits{Write: bound("devices")}, exceeds(limits.Read), false},
+		{"no stage 2", nil, exceeds(limits.Write), ""},
+		{"write above a device-bound write limit", &v1alpha1.ComponentLimits{Write: bound("devices"), Read: bound("network")}, exceeds(limits.Write), limits.ComponentDevices},
+		{"read above a network-bound read limit", &v1alpha1.ComponentLimits{Write: bound("devices"), Read: bound("network")}, exceeds(limits.Read), limits.ComponentNetwork},
+		{"write above a server-bound limit: the servers' links", &v1alpha1.ComponentLimits{Write: bound("servers")}, exceeds(limits.Write), limits.ComponentNetwork},
+		{"read above a device-bound read limit", &v1alpha1.ComponentLimits{Write: bound("servers"), Read: bound("devices")}, exceeds(limits.Read), limits.ComponentDevices},
+		{"the devices' second round", &v1alpha1.ComponentLimits{Write: bound("devices"), DeviceProbeRound: 2}, exceeds(limits.Write), ""},
+		{"the links' second round", &v1alpha1.ComponentLimits{Write: bound("network"), NetworkProbeRound: 2}, exceeds(limits.Write), ""},
+		{"the links' second round does not stop the devices'", &v1alpha1.ComponentLimits{Write: bound("devices"), NetworkProbeRound: 2}, exceeds(limits.Write), limits.ComponentDevices},
+		{"an unknown bottleneck", &v1alpha1.ComponentLimits{Write: bound("unknown")}, exceeds(limits.Write), ""},
+		{"nothing above its limit", &v1alpha1.ComponentLimits{Write: bound("devices")}, limits.Sweep{}, ""},
+		{"no limit for the operation", &v1alpha1.ComponentLimits{Write: bound("devices")}, exceeds(limits.Read), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, limit := doubtedDeviceLimit(tt.comp, tt.an)
-			if got := limit != nil; got != tt.want {
-				t.Fatalf("got %v (%+v), want %v", got, w, tt.want)
+			w, limit, got := doubtedLimit(tt.comp, tt.an)
+			if got != tt.want || (limit != nil) != (tt.want != "") {
+				t.Fatalf("got %q (%+v, limit %v), want %q", got, w, limit, tt.want)
 			}
 			if limit != nil && w.Reason != limits.WarningExceedsLimit {
 				t.Errorf("warning %+v is not the ExceedsLimit one", w)
 			}
 		})
+	}
+}
+
+// TestDeviceFarBelowDocumented: a device of this burst buffer's own probe far below its
+// documented figure is measured again; a reused one (its probe had the node to itself) is not.
+func TestDeviceFarBelowDocumented(t *testing.T) {
+	fig := func(doc, got int64) *v1alpha1.ComponentFigure {
+		return &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: &doc, MeasuredBytesPerSecond: &got}
+	}
+	comp := &v1alpha1.ComponentLimits{Nodes: []v1alpha1.NodeComponents{
+		{Name: "a", DeviceWrite: fig(150e6, 149e6), DeviceRead: fig(300e6, 299e6)},
+		{Name: "b", DeviceWrite: fig(150e6, 133e6), DeviceRead: fig(300e6, 300e6)},
+	}}
+	if node, msg := deviceFarBelowDocumented(comp); node != "b" || msg != "node b's device write measured 133 MB/s, 89% of the documented 150 MB/s" {
+		t.Errorf("got %q %q", node, msg)
+	}
+	comp.Nodes[1].DeviceWrite = fig(150e6, 140e6)
+	if node, _ := deviceFarBelowDocumented(comp); node != "b" {
+		t.Errorf("93%% of the documented figure: got %q, want b measured again", node)
+	}
+	comp.Nodes[1].Reused = true
+	if node, _ := deviceFarBelowDocumented(comp); node != "" {
+		t.Errorf("a reused figure: got %q", node)
+	}
+	if node, _ := deviceFarBelowDocumented(nil); node != "" {
+		t.Errorf("no stage 2: got %q", node)
 	}
 }
 

@@ -65,7 +65,17 @@ var _ = Describe("Stage 3 against the published stage-2 limit", func() {
 		finishPod(ctx, ns, "sl-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 0.45e9, 0.65e9))
 		finishPod(ctx, ns, "sl-sweep-1-0", corev1.PodSucceeded, idealReport(nodes[0], 4, 0.5e9, 0.75e9))
 		finishPod(ctx, ns, "sl-sweep-1-1", corev1.PodSucceeded, idealReport(nodes[1], 4, 0.5e9, 0.75e9))
+		// A read above a network-bound limit: the links get a second look before anything is
+		// refused. They confirm their 0.3 GB/s.
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring))
+		finishNetworkRound(ctx, ns, "sl", "-r2", nodes, 0.3e9, nil)
+		// Then the best write point, 1.0 of the 1.2 GB/s, is measured once more, and confirms.
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(And(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring),
+			HaveField("Message", ContainSubstring("83% of the 1.2 GB/s"))))
+		finishPod(ctx, ns, "sl-sweep-1-0-r2", corev1.PodSucceeded, idealReport(nodes[0], 4, 0.5e9, 0.75e9))
+		finishPod(ctx, ns, "sl-sweep-1-1-r2", corev1.PodSucceeded, idealReport(nodes[1], 4, 0.49e9, 0.75e9))
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
+		Expect(get(ctx, bb).Status.Limits.Components.NetworkProbeRound).To(Equal(int32(2)))
 
 		// Eventually: a visit that started before the last point ended may still publish the
 		// first point alone; the next one publishes both.
@@ -80,6 +90,43 @@ var _ = Describe("Stage 3 against the published stage-2 limit", func() {
 			g.Expect(cur.Status.Warnings).To(ContainElement(And(
 				HaveField("Reason", v1alpha1.WarningExceedsLimit), HaveField("Operation", "read"))))
 		}, timeout).Should(Succeed())
+		tearDownWithTasks(ctx, bb)
+	})
+
+	It("measures the links again when the sweep reads above a network-bound limit, and judges the sweep against the higher second round", func() {
+		bb, nodes := quickBeeGFS(ctx, ns, "relink")
+		probeBeeGFSDevices(ctx, ns, "relink", nodes)
+		// The first link probe read low (a real BeeGFS moved more through the same link).
+		finishNetwork(ctx, ns, "relink", nodes, 0.3e9)
+		finishPod(ctx, ns, "relink-storagebench-0", corev1.PodFailed, "")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
+		Expect(get(ctx, bb).Status.Limits.Components.Write.LimitBytesPerSecond).To(Equal(int64(1.2e9)))
+		finishPod(ctx, ns, "relink-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 0.6e9, 0.65e9))
+		finishPod(ctx, ns, "relink-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 0.6e9, 0.65e9))
+		finishPod(ctx, ns, "relink-sweep-1-0", corev1.PodSucceeded, idealReport(nodes[0], 4, 0.95e9, 2.0e9))
+		finishPod(ctx, ns, "relink-sweep-1-1", corev1.PodSucceeded, idealReport(nodes[1], 4, 0.95e9, 2.0e9))
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring))
+		Expect(condition(ctx, bb, v1alpha1.ConditionValidated)().Message).To(ContainSubstring("set by the network"))
+		Expect(get(ctx, bb).Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)), "as judged against the first round")
+		finishNetworkRound(ctx, ns, "relink", "-r2", nodes, 1.1e9, nil)
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
+		cur := get(ctx, bb)
+		comp := cur.Status.Limits.Components
+		Expect(comp.NetworkProbeRound).To(Equal(int32(2)))
+		Expect(*comp.Nodes[0].Network.MeasuredBytesPerSecond).To(Equal(int64(1.1e9)))
+		Expect(*comp.Nodes[0].Network.FirstRoundBytesPerSecond).To(Equal(int64(0.3e9)))
+		// Bnet = 2 x 1.1 GB/s x 2/1 = 4.4 GB/s: the devices' 2.0 GB/s write limit is the limit now.
+		Expect(comp.Write.LimitBytesPerSecond).To(Equal(int64(2e9)))
+		Expect(comp.Write.Bottleneck).To(Equal("devices"))
+		Expect(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured)().Message).To(ContainSubstring("links in round 2"))
+		sw := cur.Status.Limits.Sweep
+		Expect(sw.Write).NotTo(BeNil())
+		Expect(sw.Write.BestBytesPerSecond).To(Equal(int64(1.9e9)))
+		Expect(sw.Read).NotTo(BeNil())
+		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
+		Expect(podExists(ctx, ns, "relink-probe-nets-0-r3")()).To(BeFalse(), "no third round")
 		tearDownWithTasks(ctx, bb)
 	})
 

@@ -154,6 +154,9 @@ var _ = Describe("spec.target: sizing from what the job needs", func() {
 		finishPod(ctx, ns, "short-sweep-0-1", corev1.PodSucceeded, idealReport(chosen[1], 1, 90e6, 250e6))
 		finishPod(ctx, ns, "short-sweep-1-0", corev1.PodSucceeded, idealReport(chosen[0], 4, 108e6, 299e6))
 		finishPod(ctx, ns, "short-sweep-1-1", corev1.PodSucceeded, idealReport(chosen[1], 4, 108e6, 298e6))
+		// Devices far below their documented figures are probed once more; they confirm.
+		finishPod(ctx, ns, "short-probe-dev-0-r2", corev1.PodSucceeded, deviceReport(chosen[0], 110e6, 300e6))
+		finishPod(ctx, ns, "short-probe-dev-1-r2", corev1.PodSucceeded, deviceReport(chosen[1], 110e6, 300e6))
 
 		Eventually(condition(ctx, bb, v1alpha1.ConditionTargetMet), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonTargetNotMet))
 		ts := get(ctx, bb).Status.Target

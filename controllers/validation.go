@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,8 +101,8 @@ func (r *BurstBufferReconciler) measuring(inner step) step {
 				if c := meta.FindStatusCondition(s.bb.Status.Conditions, v1alpha1.ConditionComponentsMeasured); c != nil && conditionFailed(s.bb, c.Type) {
 					// Stages 3-4 cannot run on what stage 2 did not measure.
 					msg := "stages 3 and 4 were not measured: stage 2 failed (" + c.Message + ")"
-					if deviceProbeRound(s.bb) > 1 {
-						msg = "the devices' second round failed (" + c.Message + "): the sweep stays judged against the first round's limit"
+					if deviceProbeRound(s.bb) > 1 || networkProbeRound(s.bb) > 1 {
+						msg = "stage 2's second round failed (" + c.Message + "): the sweep stays judged against the first round's limit"
 					}
 					setCondition(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, conditionReason(s.bb, v1alpha1.ConditionComponentsMeasured), msg)
 				}
@@ -339,7 +340,7 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 	if len(pending) > 0 {
 		reason, msg := v1alpha1.ReasonProbing, "probing"
 		if deviceProbeRound(bb) > 1 {
-			reason, msg = v1alpha1.ReasonRemeasuring, "the sweep read above the devices' measured limit, so they are measured again (a disturbed probe reads low, caching reads high)"
+			reason, msg = v1alpha1.ReasonRemeasuring, "the first round of the devices read low against the sweep or their documented figures, so they are measured again (a disturbed probe reads low, caching reads high)"
 		}
 		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
 			fmt.Sprintf("%s: devices of %d of %d node(s) measured; the links next", msg, len(s.nodes)-len(pending), len(s.nodes)))
@@ -349,7 +350,7 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 }
 
 // deviceProbeRound is the round of stage 2's device probes: 1, or 2 once the sweep read above
-// their limit (reprobeDevices).
+// their limit, or they read far below their documented figures (componentSecondLook).
 func deviceProbeRound(bb *v1alpha1.BurstBuffer) int {
 	if l := bb.Status.Limits; l != nil && l.Components != nil && l.Components.DeviceProbeRound > 1 {
 		return int(l.Components.DeviceProbeRound)
@@ -430,8 +431,12 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 		return ctrl.Result{}, false, nil
 	}
 	if !done {
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
-			fmt.Sprintf("probing: devices of %d node(s) measured, links of %d of %d pair(s)", len(s.nodes), len(pairs), len(s.nodes)))
+		reason, what := v1alpha1.ReasonProbing, "probing"
+		if networkProbeRound(bb) > 1 {
+			reason, what = v1alpha1.ReasonRemeasuring, "the sweep read above the links' measured limit, so they are measured again (a disturbed probe reads low)"
+		}
+		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
+			fmt.Sprintf("%s: devices of %d node(s) measured, links of %d of %d pair(s)", what, len(s.nodes), len(pairs), len(s.nodes)))
 		return ctrl.Result{}, false, nil
 	}
 	s.stage2.pairs = pairs
@@ -481,7 +486,10 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(ctx context.Context, s 
 		}
 	}
 	if round := deviceProbeRound(bb); round > 1 {
-		msg += fmt.Sprintf(" (devices in round %d: the sweep had read above the first round's limit)", round)
+		msg += fmt.Sprintf(" (devices in round %d, the higher of the two rounds kept: the first round read low against the sweep or the documented figures)", round)
+	}
+	if round := networkProbeRound(bb); round > 1 {
+		msg += fmt.Sprintf(" (links in round %d, the higher of the two rounds kept: the sweep had read above the first round's limit)", round)
 	}
 	if n := count(run.reused); n > 0 {
 		msg += fmt.Sprintf(" (%d device figure(s) reused from other burst buffers' probes, younger than %s)", n, reuseMaxAge(bb))
@@ -506,6 +514,15 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 	if round := deviceProbeRound(bb); round > 1 {
 		comp.DeviceProbeRound = int32(round)
 	}
+	if round := networkProbeRound(bb); round > 1 {
+		comp.NetworkProbeRound = int32(round)
+	}
+	prev := map[string]v1alpha1.NodeComponents{} // the first round's, as published
+	if bb.Status.Limits.Components != nil {
+		for _, nc := range bb.Status.Limits.Components.Nodes {
+			prev[nc.Name] = nc
+		}
+	}
 	var warnings []v1alpha1.Warning
 	for _, node := range s.nodes {
 		f := figures[node]
@@ -518,6 +535,15 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 		if got, ok := links[node]; ok {
 			doc, src := hardware.DocumentedLink(bb, s.nodeObj(node), node)
 			nc.Network = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: doc, MeasuredBytesPerSecond: positive(int64(got)), Source: src}
+		}
+		if p, ok := prev[node]; ok {
+			if comp.DeviceProbeRound > 1 {
+				secondRound(nc.DeviceWrite, p.DeviceWrite)
+				secondRound(nc.DeviceRead, p.DeviceRead)
+			}
+			if comp.NetworkProbeRound > 1 {
+				secondRound(nc.Network, p.Network)
+			}
 		}
 		if c := f.Conditions; c != nil && len(c.OtherPods) > 0 && !reused[node] {
 			warnings = append(warnings, v1alpha1.Warning{
@@ -556,8 +582,34 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 			bb.Status.Capacity = resource.NewQuantity(total&^(1<<20-1), resource.BinarySI)
 		}
 	}
+	var busy []v1alpha1.Warning
+	for _, w := range warnings {
+		if w.Reason == v1alpha1.WarningNodeBusy {
+			busy = append(busy, w)
+		}
+	}
+	warnings = slices.DeleteFunc(warnings, func(w v1alpha1.Warning) bool { return w.Reason == v1alpha1.WarningNodeBusy })
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings,
-		map[string]bool{v1alpha1.WarningBelowDocumented: true, v1alpha1.WarningComponentTestFailed: true, v1alpha1.WarningNodeBusy: true}, warnings)
+		map[string]bool{v1alpha1.WarningBelowDocumented: true, v1alpha1.WarningComponentTestFailed: true}, warnings)
+	bb.Status.Warnings = replaceNodeBusy(bb.Status.Warnings, "device", busy)
+}
+
+// secondRound puts a component's first round beside its second (cur): the first's figure in
+// firstRoundBytesPerSecond, and the higher of the two as the measured figure - interference
+// only lowers what a device or a link moves. first is the figure as published before the
+// second round, which keeps its own first round when it has one.
+func secondRound(cur, first *v1alpha1.ComponentFigure) {
+	if cur == nil || first == nil || first.MeasuredBytesPerSecond == nil {
+		return
+	}
+	f := *first.MeasuredBytesPerSecond
+	if first.FirstRoundBytesPerSecond != nil {
+		f = *first.FirstRoundBytesPerSecond
+	}
+	cur.FirstRoundBytesPerSecond = &f
+	if cur.MeasuredBytesPerSecond == nil || *cur.MeasuredBytesPerSecond < f {
+		cur.MeasuredBytesPerSecond = &f
+	}
 }
 
 // belowDocumented warns when a measured figure is more than 10% under its documented one.

@@ -73,8 +73,10 @@ const (
 	// on a node (spec.storage.path missing, no permission).
 	ReasonPrepareFailed = "PrepareFailed"
 	ReasonProbing       = "Probing"
-	// ReasonRemeasuring: the sweep read above the devices' measured limit; they are
-	// measured again before the sweep is judged (status.limits.components.deviceProbeRound).
+	// ReasonRemeasuring: a figure is measured a second time before it is published: the
+	// devices or links after the sweep read above their limit
+	// (status.limits.components.deviceProbeRound, networkProbeRound), or a sweep point far
+	// below the limit or disturbed by other work (status.limits.sweep.remeasured).
 	ReasonRemeasuring         = "Remeasuring"
 	ReasonMeasured            = "Measured"
 	ReasonReused              = "Reused"

@@ -115,6 +115,12 @@ type ComponentLimits struct {
 	// above are the second round's. Unset: measured once.
 	// +optional
 	DeviceProbeRound int32 `json:"deviceProbeRound,omitempty"`
+	// networkProbeRound is 2 when the links were measured a second time: the sweep read
+	// above a network- or server-bound limit of the first round, and a link probe disturbed
+	// by other work reads low. The figures above are the higher of the two rounds (the
+	// first round's in nodes[].network.firstRoundBytesPerSecond). Unset: measured once.
+	// +optional
+	NetworkProbeRound int32 `json:"networkProbeRound,omitempty"`
 }
 
 // StorageBenchSummary is one StorageBench run of the beegfs engine in stage 2.
@@ -192,9 +198,14 @@ type ComponentFigure struct {
 	// documentedBytesPerSecond is the figure from spec, label or discovery.
 	// +optional
 	DocumentedBytesPerSecond *int64 `json:"documentedBytesPerSecond,omitempty"`
-	// measuredBytesPerSecond is what the probe measured.
+	// measuredBytesPerSecond is what the probe measured; measured twice, the higher of the
+	// two rounds (interference only lowers a device's or a link's throughput).
 	// +optional
 	MeasuredBytesPerSecond *int64 `json:"measuredBytesPerSecond,omitempty"`
+	// firstRoundBytesPerSecond is the first round's figure when the component was measured
+	// a second time (status.limits.components.deviceProbeRound, networkProbeRound).
+	// +optional
+	FirstRoundBytesPerSecond *int64 `json:"firstRoundBytesPerSecond,omitempty"`
 	// source of the documented figure.
 	// +optional
 	Source string `json:"source,omitempty"`
@@ -217,6 +228,52 @@ type SweepLimits struct {
 	// cutShort is true when the time budget stopped the sweep early.
 	// +optional
 	CutShort bool `json:"cutShort,omitempty"`
+	// remeasured are the points measured a second time before the sweep was published: a
+	// best point far below the stage-2 limit, or one measured while other work ran on its
+	// nodes. The analysis above uses each point's higher round: interference only lowers a
+	// capped device's or link's throughput.
+	// +listType=atomic
+	// +optional
+	Remeasured []RemeasuredPoint `json:"remeasured,omitempty"`
+}
+
+// Reasons a sweep point is measured a second time (remeasuredPoint.reason).
+const (
+	// RemeasureFarBelowLimit: the best point measured under remeasureBelowPercent of the
+	// stage-2 limit that its nodes and devices were measured to give.
+	RemeasureFarBelowLimit = "FarBelowLimit"
+	// RemeasureNodeBusy: other work ran on one of the point's nodes while it measured.
+	RemeasureNodeBusy = "NodeBusy"
+)
+
+// RemeasuredPoint is a sweep point measured twice, with both rounds' figures.
+type RemeasuredPoint struct {
+	// point is where in the grid.
+	Point SweepPoint `json:"point"`
+	// reason it was measured again: FarBelowLimit or NodeBusy.
+	Reason string `json:"reason"`
+	// message says why, with the figures.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// rounds are the point's measurements in order: the first, then the second once it
+	// ended.
+	// +listType=atomic
+	Rounds []PointRound `json:"rounds"`
+}
+
+// PointRound is one measurement of a sweep point.
+type PointRound struct {
+	// writeBytesPerSecond is the point's aggregate write bandwidth in this round.
+	WriteBytesPerSecond int64 `json:"writeBytesPerSecond"`
+	// readBytesPerSecond is the point's aggregate read bandwidth in this round.
+	// +optional
+	ReadBytesPerSecond int64 `json:"readBytesPerSecond,omitempty"`
+	// disturbedBy names what ran on the point's nodes beside this round (other burst
+	// buffers' pods, bytes on a node's device that the run did not move); empty: the nodes
+	// were the run's own.
+	// +listType=atomic
+	// +optional
+	DisturbedBy []string `json:"disturbedBy,omitempty"`
 }
 
 // SweepPoint is one point of the grid.
@@ -300,9 +357,10 @@ const (
 	// WarningComponentTestFailed: an engine's extra component test (the beegfs engine's
 	// StorageBench) gave no figures; stage 2 went on without them.
 	WarningComponentTestFailed = "ComponentTestFailed"
-	// WarningNodeBusy: other beeburst pods (another burst buffer's tasks, or its workload)
-	// ran on a node while its device was probed; the figures are published but not kept
-	// for reuse.
+	// WarningNodeBusy: other work (another burst buffer's pods, or bytes on the node's
+	// device that the run did not move) ran on a node while its device was probed or a
+	// sweep point measured, and a second round did not settle it; the figures are published
+	// but not kept for reuse.
 	WarningNodeBusy = "NodeBusy"
 )
 

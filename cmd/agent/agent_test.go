@@ -103,7 +103,24 @@ func TestRealDeviceProbe(t *testing.T) {
 		t.Errorf("full report: %v", err)
 	}
 	assertEmpty(t, dir)
+	checkDeviceBytes(t, dir, w, rd)
 	t.Logf("device write %.0f MB/s, read %.0f MB/s", w.BytesPerSecond/1e6, rd.BytesPerSecond/1e6)
+}
+
+// checkDeviceBytes: a local run names the block device under dir and counts at least its
+// own bytes on it (direct I/O passes through the device; other work on a shared machine
+// adds to the count). A directory without a block device of its own (tmpfs) names none.
+func checkDeviceBytes(t *testing.T, dir string, results ...*bench.Result) {
+	t.Helper()
+	hasDevice := newDeviceMeter(dir) != nil
+	for _, r := range results {
+		switch {
+		case !hasDevice && (r.Device != "" || r.DeviceBytes != 0):
+			t.Errorf("%s: device %q %d bytes under a directory without a block device", r.Operation, r.Device, r.DeviceBytes)
+		case hasDevice && (r.Device == "" || r.DeviceBytes < r.Bytes):
+			t.Errorf("%s: device %q moved %d bytes, fewer than the run's own %d", r.Operation, r.Device, r.DeviceBytes, r.Bytes)
+		}
+	}
 }
 
 // The parsed fio figures must agree with fio's own summary of the same run.

@@ -61,17 +61,29 @@ func (f *dataFlags) options(name, wd string) (bench.SeqOptions, error) {
 }
 
 // writeThenRead writes o.Procs new files for o.Runtime, then reads back what was written.
-// clients: fio client mode (files on the servers; the read-back unlinks them).
+// clients: fio client mode (files on the servers; the read-back unlinks them). A local run
+// starts on a settled file system and records what the device under it moved in each phase
+// (Result.DeviceBytes), so that the operator can tell a run that had the device to itself.
 func writeThenRead(ctx context.Context, jobDir string, o bench.SeqOptions, clients []string, read bool) ([]bench.Result, error) {
+	var meter *deviceMeter
+	if len(clients) == 0 {
+		settle(o.Dir)
+		meter = newDeviceMeter(o.Dir)
+	}
 	wplan, err := bench.DataPlan(bench.OpWrite, o)
 	if err != nil {
 		return nil, err
 	}
-	w, err := runFio(ctx, jobDir, wplan, clients)
+	wr, err := meter.metered(func() (*bench.Result, error) {
+		w, err := runFio(ctx, jobDir, wplan, clients)
+		if err != nil {
+			return nil, err
+		}
+		return bench.Find(w.Results, bench.OpWrite), nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	wr := bench.Find(w.Results, bench.OpWrite)
 	if wr == nil {
 		return nil, fmt.Errorf("fio: the write run reported no write result")
 	}
@@ -88,11 +100,16 @@ func writeThenRead(ctx context.Context, jobDir string, o bench.SeqOptions, clien
 	if err != nil {
 		return results, err
 	}
-	rp, err := runFio(ctx, jobDir, rplan, clients)
+	rr, err := meter.metered(func() (*bench.Result, error) {
+		rp, err := runFio(ctx, jobDir, rplan, clients)
+		if err != nil {
+			return nil, err
+		}
+		return bench.Find(rp.Results, bench.OpRead), nil
+	})
 	if err != nil {
 		return results, err
 	}
-	rr := bench.Find(rp.Results, bench.OpRead)
 	if rr == nil {
 		return results, fmt.Errorf("fio: the read run reported no read result")
 	}

@@ -222,6 +222,7 @@ func workDir(dir, name string) (string, func(), error) {
 		if err := os.RemoveAll(wd); err != nil {
 			logf("cleanup of %s failed: %v", wd, err)
 		}
+		settle(dir) // the frees of the removed files, inside this run and not the next
 	}, nil
 }
 

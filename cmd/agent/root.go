@@ -81,6 +81,7 @@ func newRoot(stdout io.Writer) *cobra.Command {
 	pf.StringSliceVar(&g.chain.StartWith, agentapi.FlagChainStartWith, nil, "runs of the chain whose pods must have started before this one measures (at most 30s)")
 	pf.StringSliceVar(&g.chain.HoldFor, agentapi.FlagChainHoldFor, nil, "runs of the chain this one, having succeeded, waits to end before it exits (at most 10s)")
 	root.PersistentPreRun = func(*cobra.Command, []string) {
+		procDir = g.procRoot
 		if g.quiet {
 			logOut = nil
 		}

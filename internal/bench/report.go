@@ -85,6 +85,11 @@ type Result struct {
 	// MinBytesPerProcess is the fewest bytes one process moved (fio), used to size the
 	// read-back of what was written.
 	MinBytesPerProcess int64 `json:"minBytesPerProcess,omitempty"`
+	// Device is the block device under the run's directory (a node-local run) and
+	// DeviceBytes what it read and wrote while the tool ran (/proc/diskstats): more than
+	// Bytes means other work used the device beside the run.
+	Device      string `json:"device,omitempty"`
+	DeviceBytes int64  `json:"deviceBytes,omitempty"`
 }
 
 // ClientResult is one client's (node's) share of an aggregate.

@@ -127,6 +127,26 @@ func ParseDiskstats(text []byte) (map[string]Counters, error) {
 	return m, nil
 }
 
+// DeviceByNumber finds the device major:minor in /proc/diskstats' text: its name and
+// counters; false when it is not there (a file system without a block device of its own).
+func DeviceByNumber(text []byte, major, minor uint32) (string, Counters, bool) {
+	want := [2]string{strconv.FormatUint(uint64(major), 10), strconv.FormatUint(uint64(minor), 10)}
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 14 || f[0] != want[0] || f[1] != want[1] {
+			continue
+		}
+		rd, err1 := strconv.ParseUint(f[5], 10, 64)
+		wr, err2 := strconv.ParseUint(f[9], 10, 64)
+		if err1 != nil || err2 != nil || rd > math.MaxUint64/sectorSize || wr > math.MaxUint64/sectorSize {
+			return "", Counters{}, false
+		}
+		return f[2], Counters{In: rd * sectorSize, Out: wr * sectorSize}, true
+	}
+	return "", Counters{}, false
+}
+
 // Read takes one Snapshot from procRoot (usually /proc; a pod may mount the host's at
 // another path).
 func Read(procRoot string) (Snapshot, error) {

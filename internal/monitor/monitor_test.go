@@ -128,3 +128,24 @@ func TestSamplerOnThisNode(t *testing.T) {
 		t.Errorf("samples %d", sum.Samples)
 	}
 }
+
+func TestDeviceByNumber(t *testing.T) {
+	text, err := os.ReadFile("testdata/diskstats-2.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := ParseDiskstats(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, c, ok := DeviceByNumber(text, 254, 0)
+	if !ok || name != "vda" || c != all["vda"] {
+		t.Errorf("254:0 = %q %+v %v, want vda %+v", name, c, ok, all["vda"])
+	}
+	if _, _, ok := DeviceByNumber(text, 0, 42); ok {
+		t.Error("0:42 (an anonymous device, e.g. overlay) found")
+	}
+	if name, _, ok := DeviceByNumber([]byte("   7       1 loop1 1 2 3 4 5 6 7 8 9 10\n"), 7, 1); ok {
+		t.Errorf("a short line gave %q", name)
+	}
+}

@@ -175,6 +175,9 @@ var _ = Describe("beeburst", Ordered, func() {
 		if l.Components.Write != nil {
 			loneWriteLimit = l.Components.Write.LimitBytesPerSecond // the fault suite's reference
 		}
+		if l.Sweep != nil && l.Sweep.Write != nil {
+			loneSweepWrite = l.Sweep.Write.BestBytesPerSecond // and its stage-3 reference
+		}
 		Expect(l.Sweep).NotTo(BeNil())
 		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
 		if hw == nil {

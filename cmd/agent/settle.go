@@ -1,0 +1,82 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/monitor"
+)
+
+// procDir is where the node's /proc is (--proc), for the device meter.
+var procDir = "/proc"
+
+// settle writes out what the file system under dir still holds for earlier work (syncfs):
+// the journal, and the frees of deleted files, which a file system mounted with discard
+// turns into discards at its next commit. Before a measurement, so that another run's
+// leftovers do not land in it; after a run removed its files, so that its own do not land in
+// the next run on the node. Errors only cost that.
+func settle(dir string) {
+	f, err := os.Open(dir)
+	if err != nil {
+		logf("settle %s: %v", dir, err)
+		return
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		logf("settle %s: syncfs: %v", dir, err)
+	}
+}
+
+// deviceMeter reads the counters of the block device under a directory in /proc/diskstats.
+type deviceMeter struct {
+	major, minor uint32
+	name         string
+}
+
+// newDeviceMeter is the meter of dir's block device; nil when dir has none of its own (tmpfs,
+// overlay, a network or FUSE file system) or /proc/diskstats does not list it.
+func newDeviceMeter(dir string) *deviceMeter {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return nil
+	}
+	m := &deviceMeter{major: unix.Major(uint64(st.Dev)), minor: unix.Minor(uint64(st.Dev))}
+	if m.major == 0 {
+		return nil
+	}
+	if _, ok := m.read(); !ok {
+		return nil
+	}
+	return m
+}
+
+func (m *deviceMeter) read() (monitor.Counters, bool) {
+	if m == nil {
+		return monitor.Counters{}, false
+	}
+	text, err := os.ReadFile(filepath.Join(procDir, "diskstats"))
+	if err != nil {
+		return monitor.Counters{}, false
+	}
+	name, c, ok := monitor.DeviceByNumber(text, m.major, m.minor)
+	m.name = name
+	return c, ok
+}
+
+// metered runs fn and records on res what the meter's device read and wrote meanwhile.
+func (m *deviceMeter) metered(fn func() (*bench.Result, error)) (*bench.Result, error) {
+	before, ok := m.read()
+	res, err := fn()
+	if err != nil || res == nil || !ok {
+		return res, err
+	}
+	if after, ok := m.read(); ok && after.In >= before.In && after.Out >= before.Out {
+		res.Device = m.name
+		res.DeviceBytes = int64(after.In - before.In + after.Out - before.Out)
+	}
+	return res, err
+}
