@@ -69,7 +69,9 @@ var _ = Describe("a Job through the burst buffer's claim in a Pod Security basel
 			Spec: batchv1.JobSpec{
 				Completions: ptr(int32(2)), Parallelism: ptr(int32(2)), BackoffLimit: ptr(int32(0)),
 				Template: corev1.PodTemplateSpec{Spec: *claimPod("claimed",
-					`set -e; echo "$(hostname) was here" > /scratch/$(hostname); dd if=/dev/zero of=/scratch/$(hostname).bin bs=1M count=16 2>/dev/null; ls -l /scratch; df -h /scratch`)},
+					// The testbed's agent image has a shell and a few tools (hack/cluster.sh): no
+					// hostname, no df. HOSTNAME is the pod's name.
+					`set -e; echo "$HOSTNAME was here" > /scratch/$HOSTNAME; dd if=/dev/zero of=/scratch/$HOSTNAME.bin bs=1M count=16 2>/dev/null; ls -l /scratch`)},
 			},
 		}
 		Expect(k8s.Create(ctx, job)).To(Succeed())

@@ -444,7 +444,7 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 				failed = append(failed, p.Name)
 			}
 		}
-		Expect(failed).To(ConsistOf(victim), "the failed run's pod stays for kubectl logs, the rest are tidied")
+		Expect(failed).To(ConsistOf(taskPodKey(victim).Name), "the failed run's pod stays for kubectl logs, the rest are tidied")
 		report := fmt.Sprintf("fio killed in the sweep: Degraded after %.1f s (%s: %s); the next burst buffer Ready %.1f s after the kill\n",
 			ended.Seconds(), c.Reason, c.Message, nextReady.Seconds())
 		AddReportEntry("a measurement that failed", report)
