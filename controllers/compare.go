@@ -101,7 +101,7 @@ func (r *BurstBufferReconciler) reconcileComparison(ctx context.Context, s *scop
 			setCompareCondition(bb, metav1.ConditionFalse, v1alpha1.ReasonComparisonFailed, "the ideal workload on the burst buffer, for the comparison: "+failure)
 			return ctrl.Result{}, true, nil
 		}
-		bbFigures = map[limits.Operation]float64{limits.Write: aggregate(runs, limits.Write), limits.Read: aggregate(runs, limits.Read)}
+		bbFigures = map[limits.Operation]float64{limits.Write: aggregate(runs, limits.Write, sharedFS(bb)), limits.Read: aggregate(runs, limits.Read, sharedFS(bb))}
 	}
 	runs, failure, running, err := r.compareSide(ctx, s, target, sideOther, m, n, seconds)
 	if err != nil {
@@ -113,7 +113,9 @@ func (r *BurstBufferReconciler) reconcileComparison(ctx context.Context, s *scop
 	}
 	other := map[limits.Operation]float64{}
 	if failure == "" {
-		other = map[limits.Operation]float64{limits.Write: aggregate(runs, limits.Write), limits.Read: aggregate(runs, limits.Read)}
+		// A claim may be one shared file system; a node-local path is each node's own.
+		shared := target.volume.PersistentVolumeClaim != nil
+		other = map[limits.Operation]float64{limits.Write: aggregate(runs, limits.Write, shared), limits.Read: aggregate(runs, limits.Read, shared)}
 	}
 	c := sizing.Compare(sizing.CompareInput{With: target.with, Pattern: sizing.PatternLargeSequential, Workload: workload,
 		BurstBuffer: bbFigures, Other: other})

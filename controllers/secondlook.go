@@ -276,7 +276,7 @@ func (r *BurstBufferReconciler) collectSecondRound(ctx context.Context, s *scope
 		if err != nil {
 			return nil, nil, "", err
 		}
-		r2 := limits.PointRound{Write: aggregate(got, limits.Write), Read: aggregate(got, limits.Read), DisturbedBy: d}
+		r2 := limits.PointRound{Write: aggregate(got, limits.Write, sharedFS(s.bb)), Read: aggregate(got, limits.Read, sharedFS(s.bb)), DisturbedBy: d}
 		out[p] = r2
 		if r2.Write > st.first[p].Write {
 			st.runs[p] = got

@@ -271,7 +271,7 @@ func (r *BurstBufferReconciler) collectSweep(ctx context.Context, s *scope, poin
 			break
 		}
 		st.runs[p] = got
-		st.first[p] = limits.PointRound{Write: aggregate(got, limits.Write), Read: aggregate(got, limits.Read)}
+		st.first[p] = limits.PointRound{Write: aggregate(got, limits.Write, sharedFS(bb)), Read: aggregate(got, limits.Read, sharedFS(bb))}
 	}
 	st.settle(nil)
 	return st, true, nil
@@ -369,7 +369,7 @@ func monitorSweep(s *scope, runs map[sweepPoint][]nodeRun) (*v1alpha1.Monitoring
 	bestAgg := -1.0
 	for p, got := range runs {
 		if p.m == len(s.nodes) {
-			if a := aggregate(got, limits.Write); a > bestAgg {
+			if a := aggregate(got, limits.Write, sharedFS(s.bb)); a > bestAgg {
 				best, bestAgg = got, a
 			}
 		}
@@ -411,7 +411,14 @@ func monitorSweep(s *scope, runs map[sweepPoint][]nodeRun) (*v1alpha1.Monitoring
 }
 
 // aggregate is a point's aggregate over the nodes that ran it at once (allClients).
-func aggregate(runs []nodeRun, op limits.Operation) float64 {
+//
+// shared: the nodes ran on one file system (beegfs), at once, and the figure is what that
+// file system moved: total bytes over the slowest runtime, as IOR and fio's client mode count.
+// Otherwise (the local engine, a node-local comparison) each node measured its own storage,
+// not necessarily at the same moment (the quick profile chains each node's runs on its own),
+// and the figure is the sum of the nodes' rates: one node's slower end (a final flush) must
+// not lower what the others measured.
+func aggregate(runs []nodeRun, op limits.Operation, shared bool) float64 {
 	results := make([]bench.Result, 0, len(runs))
 	for _, r := range runs {
 		res := r.write
@@ -420,8 +427,19 @@ func aggregate(runs []nodeRun, op limits.Operation) float64 {
 		}
 		results = append(results, res)
 	}
-	return allClients(results)
+	if shared {
+		return allClients(results)
+	}
+	sum := 0.0
+	for _, res := range results {
+		sum += allClients([]bench.Result{res})
+	}
+	return sum
 }
+
+// sharedFS: the burst buffer's nodes share one file system (their runs' figures add up as
+// one file system's, aggregate).
+func sharedFS(bb *v1alpha1.BurstBuffer) bool { return bb.Spec.Engine == v1alpha1.EngineBeeGFS }
 
 // allClients is the way fio's "All clients" sums: total bytes over the slowest runtime; 0
 // when no runtime is known.
