@@ -184,6 +184,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileClaim,                        // claim.go: the workload's claim, unbound
 		r.reconcileEstimate,                     // limits.go: stage 1, from the documented hardware
 		r.reconcileEngine,                       // phases.go: the file system
+		r.reconcileReuse,                        // reuse.go: a validation kept from the same configuration
 		r.reconcileValidationGate,               // validation.go: profile, time budget, node locks
 		r.measuring(r.reconcileDeviceProbes),    // validation.go: stage 2, devices
 		r.measuring(r.reconcileNetwork),         // validation.go, network.go: stage 2, links

@@ -151,6 +151,9 @@ func (r *BurstBufferReconciler) reconcileValidationDone(ctx context.Context, s *
 	}
 	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
 	r.recordValidationEnd(bb)
+	if err := r.keepValidation(ctx, s); err != nil {
+		return ctrl.Result{}, false, err
+	}
 	return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 }
 

@@ -121,6 +121,18 @@ type ComponentLimits struct {
 	// first round's in nodes[].network.firstRoundBytesPerSecond). Unset: measured once.
 	// +optional
 	NetworkProbeRound int32 `json:"networkProbeRound,omitempty"`
+	// reusedFrom names the burst buffer whose validation these figures come from, when they
+	// were not measured for this one (validation.reuseSweep).
+	// +optional
+	ReusedFrom *ReusedFrom `json:"reusedFrom,omitempty"`
+}
+
+// ReusedFrom is where reused figures were measured.
+type ReusedFrom struct {
+	// burstBuffer is the source, namespace/name.
+	BurstBuffer string `json:"burstBuffer"`
+	// measuredTime is when its validation ended.
+	MeasuredTime metav1.Time `json:"measuredTime"`
 }
 
 // StorageBenchSummary is one StorageBench run of the beegfs engine in stage 2.
@@ -235,6 +247,10 @@ type SweepLimits struct {
 	// +listType=atomic
 	// +optional
 	Remeasured []RemeasuredPoint `json:"remeasured,omitempty"`
+	// reusedFrom names the burst buffer whose sweep this is, when it was not measured for
+	// this one (validation.reuseSweep).
+	// +optional
+	ReusedFrom *ReusedFrom `json:"reusedFrom,omitempty"`
 }
 
 // Reasons a sweep point is measured a second time (remeasuredPoint.reason).

@@ -294,6 +294,16 @@ type ValidationSpec struct {
 	// +optional
 	ReuseComponentResultsFor Duration `json:"reuseComponentResultsFor,omitempty"`
 
+	// reuseSweep: with the quick profile, a burst buffer on the same nodes, storage path,
+	// engine, layout and sweep grid as one validated within reuseComponentResultsFor -
+	// components and sweep measured with the nodes to themselves, nothing cut short or
+	// disturbed - takes that one's stage-2 and stage-3 figures instead of measuring again, and
+	// is Ready in seconds; status.limits.components.reusedFrom and sweep.reusedFrom name the
+	// source and when it measured. false: always measure the sweep (and the links).
+	// +kubebuilder:default=true
+	// +optional
+	ReuseSweep *bool `json:"reuseSweep,omitempty"`
+
 	// compareWith names other storage - a PersistentVolumeClaim, or a node-local directory -
 	// on which the ideal workload runs too, so that status.comparison shows the burst buffer
 	// beside what the job would use without it.

@@ -28,9 +28,10 @@ var _ = Describe("a Job through the burst buffer's claim in a Pod Security basel
 	bb := &v1alpha1.BurstBuffer{
 		ObjectMeta: metav1.ObjectMeta{Name: "claimed", Namespace: ns},
 		Spec: v1alpha1.BurstBufferSpec{
-			Engine:     v1alpha1.EngineLocal,
-			Nodes:      v1alpha1.NodesSpec{Count: 2},
-			Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick},
+			Engine: v1alpha1.EngineLocal,
+			Nodes:  v1alpha1.NodesSpec{Count: 2},
+			// Measured, not reused from an earlier spec's: the Job's pods are seen waiting.
+			Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseSweep: ptr(false)},
 		},
 	}
 	claimPod := func(name, script string) *corev1.PodSpec {

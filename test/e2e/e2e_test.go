@@ -29,6 +29,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/sweepcache"
 )
 
 const (
@@ -185,6 +186,39 @@ var _ = Describe("beeburst", Ordered, func() {
 		}
 
 		checkAgainstHardware(cur)
+	})
+
+	It("reuses that validation for the next burst buffer built the same way: Ready without measuring, the source named", func() {
+		ctx := context.Background()
+		again := &v1alpha1.BurstBuffer{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-local-again", Namespace: testNamespace},
+			Spec: v1alpha1.BurstBufferSpec{
+				Engine:     v1alpha1.EngineLocal,
+				Nodes:      v1alpha1.NodesSpec{Count: int32(workerCount())},
+				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick},
+			},
+		}
+		first := getName(ctx, "e2e-local")
+		if why := sweepcache.Keepable(first); why != "" {
+			Skip("e2e-local's validation is not kept for reuse: " + why)
+		}
+		start := time.Now()
+		Expect(k8s.Create(ctx, again)).To(Succeed())
+		out, err := kubectl("wait", "-n", testNamespace, "bb/"+again.Name, "--for=condition=Ready", "--timeout=2m")
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
+		elapsed := time.Since(start)
+		cur := get(ctx, again)
+		Expect(cur.Status.Limits.Sweep.ReusedFrom).NotTo(BeNil(), "the sweep is %+v", cur.Status.Limits.Sweep)
+		Expect(cur.Status.Limits.Sweep.ReusedFrom.BurstBuffer).To(Equal(testNamespace + "/e2e-local"))
+		Expect(cur.Status.Limits.Sweep.Write.BestBytesPerSecond).To(Equal(first.Status.Limits.Sweep.Write.BestBytesPerSecond))
+		for _, p := range bbPods(ctx, again.Name, nil) {
+			Expect(p.Labels["app.kubernetes.io/component"]).To(Equal("prep"), "nothing but the directories: %s", p.Name)
+		}
+		wide, _ := kubectl("get", "bb", "-n", testNamespace, again.Name, "-o", "wide")
+		report := fmt.Sprintf("time from create to Ready, validation reused (quick profile, %d nodes): %.1f s\n%s", workerCount(), elapsed.Seconds(), wide)
+		AddReportEntry("reused validation", report)
+		fmt.Println(report)
+		deleteAndWait(ctx, again, 2*time.Minute)
 	})
 
 	It("removes the burst buffer's directories from every node when it is deleted", func() {

@@ -216,7 +216,7 @@ func faultSuite() {
 		bb := &v1alpha1.BurstBuffer{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace},
 			Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 2},
-				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick},
+				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseSweep: ptr(false)}, // every phase is lived
 				StageIn:    []v1alpha1.StageSpec{{Path: "input", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "input", Path: "faults"}}},
 				StageOut:   []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "results", Path: "faults"}}},
 				Teardown:   v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownManual}},
@@ -319,7 +319,9 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 		}
 		cases := []deletion{
 			{v1alpha1.PhaseProvisioning, "e2e-del-prov", mk("e2e-del-prov", func(*v1alpha1.BurstBuffer) {})},
-			{v1alpha1.PhaseMeasuring, "e2e-del-meas", mk("e2e-del-meas", func(bb *v1alpha1.BurstBuffer) { bb.Spec.Validation.Profile = v1alpha1.ProfileQuick })},
+			{v1alpha1.PhaseMeasuring, "e2e-del-meas", mk("e2e-del-meas", func(bb *v1alpha1.BurstBuffer) {
+				bb.Spec.Validation.Profile, bb.Spec.Validation.ReuseSweep = v1alpha1.ProfileQuick, ptr(false)
+			})},
 			{v1alpha1.PhaseStagingIn, "e2e-del-in", mk("e2e-del-in", func(bb *v1alpha1.BurstBuffer) {
 				bb.Spec.StageIn = []v1alpha1.StageSpec{{Path: "in", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "no-such-claim"}}}
 			})},
@@ -385,7 +387,7 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 		quick := func(name string) *v1alpha1.BurstBuffer {
 			return &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace},
 				Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 2},
-					Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick}}}
+					Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseSweep: ptr(false)}}}
 		}
 		failing, next := quick("e2e-fiokill"), quick("e2e-afterkill")
 		// Five points of 6 s: time for the second burst buffer to queue before one is killed.

@@ -55,8 +55,9 @@ var _ = Describe("spec.target on the testbed's hardware", Ordered, Label("target
 				// No count: the target chooses it among the workers.
 				Nodes: v1alpha1.NodesSpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 					{Key: "node-role.kubernetes.io/worker", Operator: metav1.LabelSelectorOpExists}}}},
-				Target:     &v1alpha1.TargetSpec{WriteBytesPerSecond: q, MarginPercent: 10},
-				Validation: v1alpha1.ValidationSpec{Profile: profile},
+				Target: &v1alpha1.TargetSpec{WriteBytesPerSecond: q, MarginPercent: 10},
+				// The target is judged on a sweep measured for it, not reused from another spec's.
+				Validation: v1alpha1.ValidationSpec{Profile: profile, ReuseSweep: ptr(false)},
 			},
 		}
 	}

@@ -1,0 +1,92 @@
+package controllers_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/sweepcache"
+)
+
+var _ = Describe("A validation reused by the next burst buffer built the same way", func() {
+	var (
+		ctx   context.Context
+		ns    string
+		nodes []string
+	)
+	quick := func(name string) *v1alpha1.BurstBuffer {
+		bb := localBB(ns, name, 2)
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{ProcessesPerNode: []int32{1}}
+		return bb
+	}
+	prepared := func(name string) {
+		finishPod(ctx, ns, name+"-prep-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, name+"-prep-1", corev1.PodSucceeded, "")
+	}
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace(ctx)
+		nodes = []string{ns + "-a", ns + "-b"}
+		labels := map[string]string{"pool": ns, v1alpha1.LabelDiskWriteBytesPerSecond: "300M", v1alpha1.LabelDiskReadBytesPerSecond: "400M"}
+		makeNode(ctx, nodes[0], labels)
+		makeNode(ctx, nodes[1], labels)
+	})
+	AfterEach(func() { forgetFiguresOf(ctx, nodes) })
+
+	It("takes the components and the sweep of a fresh clean validation, measures nothing, and says whose figures they are", func() {
+		first := quick("first")
+		Expect(k8s.Create(ctx, first)).To(Succeed())
+		prepared("first")
+		finishPod(ctx, ns, "first-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 300e6, 400e6))
+		finishPod(ctx, ns, "first-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 300e6, 400e6))
+		finishNetwork(ctx, ns, "first", nodes, 118e6)
+		finishPod(ctx, ns, "first-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
+		finishPod(ctx, ns, "first-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
+		Eventually(phase(ctx, first), timeout).Should(Equal(v1alpha1.PhaseReady))
+		measured := get(ctx, first)
+		key := sweepcache.Key(measured, nodes)
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: sweepcache.Name(key)}, &corev1.ConfigMap{})
+		}, timeout).Should(Succeed(), "a clean validation is kept")
+
+		start := time.Now()
+		second := quick("second")
+		Expect(k8s.Create(ctx, second)).To(Succeed())
+		prepared("second")
+		Eventually(phase(ctx, second), timeout).Should(Equal(v1alpha1.PhaseReady))
+		GinkgoWriter.Printf("the second burst buffer Ready %.1f s after create (envtest, the kubelet played)\n", time.Since(start).Seconds())
+		cur := get(ctx, second)
+		Expect(podsOf(ctx, ns, "second")).To(ConsistOf("second-prep-0", "second-prep-1"), "nothing measured")
+		Expect(condition(ctx, second, v1alpha1.ConditionValidated)()).To(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReused))
+		Expect(condition(ctx, second, v1alpha1.ConditionValidated)().Message).To(ContainSubstring(ns + "/first"))
+		l := cur.Status.Limits
+		Expect(l.Sweep.ReusedFrom).NotTo(BeNil())
+		Expect(l.Sweep.ReusedFrom.BurstBuffer).To(Equal(ns + "/first"))
+		Expect(l.Components.ReusedFrom.MeasuredTime.Time).To(BeTemporally("~", measured.Status.ValidationEndTime.Time, time.Second))
+		Expect(l.Sweep.Write.BestBytesPerSecond).To(Equal(measured.Status.Limits.Sweep.Write.BestBytesPerSecond))
+		Expect(l.Components.Write.LimitBytesPerSecond).To(Equal(measured.Status.Limits.Components.Write.LimitBytesPerSecond))
+		var cm corev1.ConfigMap
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: l.Sweep.ConfigMapName}, &cm)).To(Succeed())
+		Expect(cm.Data["sweep.csv"]).To(ContainSubstring("2,1,write,"))
+		Expect(cur.Status.Summary.WriteMeasured).NotTo(BeEmpty(), "kubectl get bb shows the reused figure")
+
+		By("validation.reuseSweep false measures again")
+		off := false
+		third := quick("third")
+		third.Spec.Validation.ReuseSweep = &off
+		Expect(k8s.Create(ctx, third)).To(Succeed())
+		prepared("third")
+		Eventually(podExists(ctx, ns, "third-probe-nets-0"), timeout).Should(BeTrue())
+		Expect(get(ctx, third).Status.Limits.Sweep).To(BeNil())
+		for _, bb := range []*v1alpha1.BurstBuffer{first, second, third} {
+			tearDown(ctx, bb)
+		}
+	})
+})
