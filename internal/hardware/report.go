@@ -49,6 +49,7 @@ func ReportFromStatus(bb *v1alpha1.BurstBuffer) limits.Report {
 			})
 		}
 	}
+	r.Summary = append(r.Summary, RoundsLines(l)...)
 	if s := l.Sweep; s != nil {
 		// Efficiency was computed against the stage-2 limit when there is one.
 		ref := r.Estimated
@@ -126,4 +127,40 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// RoundsLines say where figures came from when they were not measured once for this burst
+// buffer: reused from another one's validation, or measured a second time.
+func RoundsLines(l *v1alpha1.LimitsStatus) []string {
+	var out []string
+	if c := l.Components; c != nil {
+		if c.ReusedFrom != nil {
+			out = append(out, fmt.Sprintf("stage 2 reused from %s (validated %s)", c.ReusedFrom.BurstBuffer, c.ReusedFrom.MeasuredTime.UTC().Format("2006-01-02 15:04:05 UTC")))
+		}
+		if c.DeviceProbeRound > 1 {
+			out = append(out, "stage 2 devices measured twice, the higher round kept")
+		}
+		if c.NetworkProbeRound > 1 {
+			out = append(out, "stage 2 links measured twice, the higher round kept")
+		}
+	}
+	if s := l.Sweep; s != nil {
+		if s.ReusedFrom != nil {
+			out = append(out, fmt.Sprintf("stage 3 reused from %s (validated %s)", s.ReusedFrom.BurstBuffer, s.ReusedFrom.MeasuredTime.UTC().Format("2006-01-02 15:04:05 UTC")))
+		}
+		for _, p := range s.Remeasured {
+			line := fmt.Sprintf("stage 3 point %d x %d measured %d times (%s):", p.Point.Nodes, p.Point.ProcessesPerNode, len(p.Rounds), p.Reason)
+			for i, rd := range p.Rounds {
+				line += fmt.Sprintf(" round %d write %s read %s", i+1, limits.FormatBytesPerSecond(float64(rd.WriteBytesPerSecond)), limits.FormatBytesPerSecond(float64(rd.ReadBytesPerSecond)))
+				if len(rd.DisturbedBy) > 0 {
+					line += " (disturbed)"
+				}
+				if i+1 < len(p.Rounds) {
+					line += ";"
+				}
+			}
+			out = append(out, line)
+		}
+	}
+	return out
 }
