@@ -148,6 +148,21 @@ const (
 	// spec.storage.capacityPerNode, as the stage-2 device probe saw it.
 	ReasonInsufficientCapacity = "InsufficientCapacity"
 
+	// Pods that cannot start, as the kubelet or the scheduler reported it (read from the
+	// pods' conditions, container states and events within seconds, not at a deadline).
+	// ReasonStoragePathMissing: spec.storage.path does not exist on a node (the kubelet's
+	// hostPath check failed); the message names the nodes. Nothing was written there.
+	ReasonStoragePathMissing = "StoragePathMissing"
+	// ReasonImagePullFailed: a node cannot pull an image the operator's pods need (not found,
+	// access denied, an unknown registry, an invalid name); the message names the node, the
+	// image and the kubelet's words. The kubelet keeps trying: the burst buffer goes on by
+	// itself if the pull succeeds.
+	ReasonImagePullFailed = "ImagePullFailed"
+	// ReasonPodCannotStart: a pod the file system needs cannot start on its node as it is -
+	// the kubelet refused it (a host port in use, too little memory) or a host path it needs
+	// is missing; the message names the node, the pod and the kubelet's reason.
+	ReasonPodCannotStart = "PodCannotStart"
+
 	// The ChunkSizeChosen condition (layout.chunkSizePolicy Auto).
 	// ReasonChunkSizeTuning: the chunk sizes are being measured, one after another.
 	ReasonChunkSizeTuning = "ChunkSizeTuning"
@@ -173,6 +188,9 @@ const (
 	// ReasonComparePathNotAllowed: compareWith.nodeLocal.path is not below a root the
 	// operator allows (--allowed-storage-roots); nothing ran there.
 	ReasonComparePathNotAllowed = "ComparePathNotAllowed"
+	// ReasonComparePathMissing: compareWith.nodeLocal.path does not exist on a node (the
+	// kubelet's hostPath check failed); nothing was compared, the message names the nodes.
+	ReasonComparePathMissing = "ComparePathMissing"
 
 	// The ClaimBound condition (the workload's PersistentVolumeClaim).
 	// ReasonClaimWaiting: the claim exists and is bound once the burst buffer is Ready; pods
@@ -271,6 +289,9 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonInvalidSpec:           ReasonKindTerminal,
 	ReasonStoragePathNotAllowed: ReasonKindTerminal,
 	ReasonInsufficientCapacity:  ReasonKindTerminal,
+	ReasonStoragePathMissing:    ReasonKindTerminal,
+	ReasonImagePullFailed:       ReasonKindTerminal,
+	ReasonPodCannotStart:        ReasonKindTerminal,
 	ReasonTargetPredicted:       ReasonKindProgress,
 	ReasonTargetUnreachable:     ReasonKindAttention,
 	ReasonTargetMet:             ReasonKindProgress,
@@ -284,6 +305,7 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonComparisonFailed:      ReasonKindAttention,
 	ReasonClaimNotMountable:     ReasonKindAttention,
 	ReasonComparePathNotAllowed: ReasonKindAttention,
+	ReasonComparePathMissing:    ReasonKindAttention,
 	ReasonClaimWaiting:          ReasonKindProgress,
 	ReasonClaimBound:            ReasonKindProgress,
 	ReasonClaimConflict:         ReasonKindAttention,
