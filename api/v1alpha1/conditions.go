@@ -163,6 +163,16 @@ const (
 	// is missing; the message names the node, the pod and the kubelet's reason.
 	ReasonPodCannotStart = "PodCannotStart"
 
+	// The file system went away after it was up (the Provisioned condition goes False again,
+	// and the phase back to Provisioning, until it is back). A readiness probe that fails on
+	// a busy node is neither: only a component that is really gone is.
+	// ReasonMountLost: a node's BeeGFS client exited or its pod is gone - the mount is missing
+	// there; the client mounts again when the kubelet restarts it.
+	ReasonMountLost = "MountLost"
+	// ReasonServiceExited: a BeeGFS service (management, metadata, storage) exited or its pod
+	// is gone; the message names the service, the node and its last words.
+	ReasonServiceExited = "ServiceExited"
+
 	// The ChunkSizeChosen condition (layout.chunkSizePolicy Auto).
 	// ReasonChunkSizeTuning: the chunk sizes are being measured, one after another.
 	ReasonChunkSizeTuning = "ChunkSizeTuning"
@@ -292,6 +302,8 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonStoragePathMissing:    ReasonKindTerminal,
 	ReasonImagePullFailed:       ReasonKindTerminal,
 	ReasonPodCannotStart:        ReasonKindTerminal,
+	ReasonMountLost:             ReasonKindAttention,
+	ReasonServiceExited:         ReasonKindAttention,
 	ReasonTargetPredicted:       ReasonKindProgress,
 	ReasonTargetUnreachable:     ReasonKindAttention,
 	ReasonTargetMet:             ReasonKindProgress,
