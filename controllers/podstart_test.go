@@ -140,7 +140,12 @@ var _ = Describe("Failures in seconds", Ordered, ContinueOnFailure, func() {
 		bb := localBB(ns, "slowpull", 1)
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		kubeletWaits(ctx, ns, "slowpull-prep-0", "ErrImagePull", `failed to do request: Head "https://registry-1.docker.io/v2/beeburst/agent/manifests/test": dial tcp 1.2.3.4:443: i/o timeout`)
-		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, failBound).Should(
+		Eventually(func() string {
+			if c := condition(ctx, bb, v1alpha1.ConditionProvisioned)(); c != nil {
+				return c.Message
+			}
+			return ""
+		}, failBound).Should(
 			ContainSubstring("pulling image beeburst/agent:test: ErrImagePull: failed to do request"))
 		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProvisioning))
 		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseProvisioning))

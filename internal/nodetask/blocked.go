@@ -145,8 +145,9 @@ var hostPathCheck = regexp.MustCompile(`volume "([^"]+)"\s*:\s*(hostPath type ch
 
 // unpullable: a pull error that retrying does not cure. The registry answered that the image
 // or the access is not there, or the name cannot be a reference; a registry name that does not
-// resolve is as final (a typo, or a cluster that reaches no registry at all). Timeouts, refused
-// connections, rate limits and server errors pass: the kubelet's next try may work.
+// resolve, or a node with no route to it, is as final (a typo, or a node that reaches no
+// registry at all). Timeouts, refused connections, rate limits and server errors pass: the
+// kubelet's next try may work.
 func unpullable(msg string) bool {
 	m := strings.ToLower(msg)
 	for _, s := range []string{
@@ -154,6 +155,9 @@ func unpullable(msg string) bool {
 		"requested access to the resource is denied", "unauthorized", "authentication required",
 		"insufficient_scope", "forbidden", "no such host", "invalid reference format",
 		"repository does not exist", "does not exist or no pull access",
+		// No route at all from the node (its resolver or the registry): a node that reaches
+		// no registry, where the image must be loaded or mirrored - not a passing fault.
+		"network is unreachable",
 	} {
 		if strings.Contains(m, s) {
 			return true
@@ -246,10 +250,12 @@ func EventTime(e *corev1.Event) time.Time {
 	return e.CreationTimestamp.Time
 }
 
+// oneLine is s on one line, at most about 300 bytes: the kubelet's and the registry's
+// messages say what failed first and why last, so a long one keeps both ends.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 300 {
-		s = s[:300] + "..."
+		s = s[:100] + " ... " + s[len(s)-195:]
 	}
 	return s
 }

@@ -42,6 +42,7 @@ func TestBlocker(t *testing.T) {
 		cause   Cause
 		node    string
 		detail  string // a part of the detail
+		end     string // how the detail ends (a long one keeps both ends)
 		waiting string // a part of what it waits for, without a cause
 	}{
 		{name: "creating, nothing said yet", mutate: waiting("ContainerCreating", "")},
@@ -57,6 +58,9 @@ func TestBlocker(t *testing.T) {
 			cause:  ImageUnpullable, node: "n1", detail: "ImagePullBackOff: Failed to pull image"},
 		{name: "registry that does not resolve", mutate: waiting("ErrImagePull", `failed to do request: Head "https://registry.example/v2/x/manifests/1": dial tcp: lookup registry.example: no such host`),
 			cause: ImageUnpullable, node: "n1", detail: "no such host"},
+		{name: "a node without a route to its resolver", mutate: waiting("ErrImagePull", `failed to pull and unpack image "docker.io/beeburst/agent:nope": failed to resolve reference "docker.io/beeburst/agent:nope": failed to do request: Head "https://registry-1.docker.io/v2/beeburst/agent/manifests/nope": dial tcp: lookup registry-1.docker.io on 10.255.255.53:53: dial udp 10.255.255.53:53: connect: network is unreachable`),
+			cause: ImageUnpullable, node: "n1", detail: `ErrImagePull: failed to pull and unpack image "docker.io/beeburst/agent:nope": failed to resolve ref ... `,
+			end: "dial udp 10.255.255.53:53: connect: network is unreachable"},
 		{name: "a timeout is retried", mutate: waiting("ErrImagePull", `failed to do request: Head "https://registry-1.docker.io/v2/": dial tcp 1.2.3.4:443: i/o timeout`),
 			waiting: "pulling image beeburst/agent:nope: ErrImagePull: failed to do request"},
 		{name: "invalid name", mutate: waiting("InvalidImageName", `Failed to apply default image tag "Bad:Name": couldn't parse image reference`),
@@ -103,6 +107,9 @@ func TestBlocker(t *testing.T) {
 			}
 			if b.Cause != c.cause || b.Node != c.node || !contains(b.Detail, c.detail) {
 				t.Fatalf("got %+v, want %s on %s with %q", b, c.cause, c.node, c.detail)
+			}
+			if !strings.HasSuffix(b.Detail, c.end) {
+				t.Fatalf("detail %q does not end with %q", b.Detail, c.end)
 			}
 			if c.cause == HostPathMissing && (b.Volume != "storage" || b.Path != "/mnt/missing") {
 				t.Fatalf("volume %q path %q", b.Volume, b.Path)

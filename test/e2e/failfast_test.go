@@ -41,7 +41,8 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 
 	// reported creates bb and waits until condition typ has reason; it returns the condition
 	// and records how long after the kubelet's first word about the burst buffer's pods.
-	reported := func(what string, bb *v1alpha1.BurstBuffer, typ, reason string, limit time.Duration) *metav1.Condition {
+	// pods names the pods whose kubelet's word counts (a prefix of their names).
+	reported := func(what string, bb *v1alpha1.BurstBuffer, pods, typ, reason string, limit time.Duration) *metav1.Condition {
 		start := time.Now()
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		var knew, stamped, seen time.Time
@@ -49,7 +50,7 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 		var c *metav1.Condition
 		Eventually(func(g Gomega) {
 			if knew.IsZero() {
-				if e := kubeletWord(ctx, bb.Name); e != nil {
+				if e := kubeletWord(ctx, pods); e != nil {
 					knew, stamped, word = time.Now(), eventStamp(e), e.Reason+": "+e.Message
 				}
 			}
@@ -61,7 +62,7 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 		if knew.IsZero() || knew.After(seen) {
 			// The status came first (the container's state carries the word): the kubelet's
 			// event, once it is listed, says when it knew.
-			if e := kubeletWord(ctx, bb.Name); e != nil {
+			if e := kubeletWord(ctx, pods); e != nil {
 				stamped, word = eventStamp(e), e.Reason+": "+e.Message
 			}
 			knew = seen
@@ -82,10 +83,13 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 		bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Name: "e2e-ff-path", Namespace: testNamespace},
 			Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 2},
 				Storage: v1alpha1.StorageSpec{Path: "/mnt/e2e-missing"}, Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileNone}}}
-		c := reported("spec.storage.path missing (local, 2 nodes)", bb, v1alpha1.ConditionProvisioned, v1alpha1.ReasonStoragePathMissing, time.Minute)
-		Expect(c.Message).To(And(ContainSubstring("spec.storage.path /mnt/e2e-missing does not exist on node(s) worker-1, worker-2"),
+		c := reported("spec.storage.path missing (local, 2 nodes)", bb, bb.Name+"-prep-", v1alpha1.ConditionProvisioned, v1alpha1.ReasonStoragePathMissing, time.Minute)
+		// The first word names the nodes whose kubelet had spoken; both, a moment later.
+		Expect(c.Message).To(And(ContainSubstring("spec.storage.path /mnt/e2e-missing does not exist on node(s) worker-"),
 			ContainSubstring("hostPath type check failed")))
 		Expect(get(ctx, bb).Status.Phase).To(Equal(v1alpha1.PhaseFailed))
+		Eventually(func() string { return cond(ctx, bb.Name, v1alpha1.ConditionProvisioned).Message }, failBound).Should(
+			ContainSubstring("does not exist on node(s) worker-1, worker-2"))
 		deleteAndWait(ctx, bb, 2*time.Minute)
 		expectNothingLeft(ctx, bb.Name)
 	})
@@ -95,8 +99,8 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 			Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 2},
 				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick,
 					CompareWith: &v1alpha1.CompareWithSpec{NodeLocal: &v1alpha1.NodeLocalComparison{Path: "/mnt/nvme/e2e-no-such-dir"}}}}}
-		c := reported("compareWith.nodeLocal.path missing (quick)", bb, v1alpha1.ConditionCompared, v1alpha1.ReasonComparePathMissing, 5*time.Minute)
-		Expect(c.Message).To(ContainSubstring("validation.compareWith.nodeLocal.path /mnt/nvme/e2e-no-such-dir does not exist on node(s) worker-1, worker-2"))
+		c := reported("compareWith.nodeLocal.path missing (quick)", bb, bb.Name+"-compare-", v1alpha1.ConditionCompared, v1alpha1.ReasonComparePathMissing, 5*time.Minute)
+		Expect(c.Message).To(ContainSubstring("validation.compareWith.nodeLocal.path /mnt/nvme/e2e-no-such-dir does not exist on node(s) worker-"))
 		compared := time.Now()
 		Eventually(func() v1alpha1.Phase { return get(ctx, bb).Status.Phase }, failBound, 100*time.Millisecond).Should(Equal(v1alpha1.PhaseReady),
 			"a comparison never holds up Ready")
@@ -114,7 +118,7 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 		bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Name: "e2e-ff-image", Namespace: testNamespace},
 			Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 1},
 				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileNone}}}
-		c := reported("agent image not in any registry (local)", bb, v1alpha1.ConditionProvisioned, v1alpha1.ReasonImagePullFailed, time.Minute)
+		c := reported("agent image not in any registry (local)", bb, bb.Name+"-prep-", v1alpha1.ConditionProvisioned, v1alpha1.ReasonImagePullFailed, time.Minute)
 		Expect(c.Message).To(And(ContainSubstring("image "+missing+" cannot be pulled on node(s) worker-"), ContainSubstring("agentImage")))
 		Expect(get(ctx, bb).Status.Phase).To(Equal(v1alpha1.PhaseFailed))
 		// The clean pods need the agent too: the operator with the right image removes it.
@@ -139,9 +143,10 @@ func helmUpgrade(extra ...string) {
 	}, 2*time.Minute, time.Second).Should(Succeed())
 }
 
-// kubeletWord is the kubelet's (or the scheduler's) first Warning event about one of the
-// burst buffer's pods (named <bb>-...), in whichever namespace they run.
-func kubeletWord(ctx context.Context, bb string) *corev1.Event {
+// kubeletWord is the kubelet's first event about a pod named prefix... that says it cannot
+// start (a volume that does not mount, an image it cannot pull), in whichever namespace the
+// pods run.
+func kubeletWord(ctx context.Context, prefix string) *corev1.Event {
 	var first *corev1.Event
 	for _, ns := range []string{testNamespace, operatorNamespace} {
 		var list corev1.EventList
@@ -150,7 +155,8 @@ func kubeletWord(ctx context.Context, bb string) *corev1.Event {
 		}
 		for i := range list.Items {
 			e := &list.Items[i]
-			if e.InvolvedObject.Kind != "Pod" || !strings.HasPrefix(e.InvolvedObject.Name, bb+"-") || e.Type != corev1.EventTypeWarning {
+			if e.InvolvedObject.Kind != "Pod" || !strings.HasPrefix(e.InvolvedObject.Name, prefix) || e.Type != corev1.EventTypeWarning ||
+				(e.Reason != "FailedMount" && e.Reason != "Failed" && e.Reason != "InspectFailed" && e.Reason != "FailedScheduling") {
 				continue
 			}
 			if first == nil || eventStamp(e).Before(eventStamp(first)) {
