@@ -78,6 +78,8 @@ type BurstBufferReconciler struct {
 
 	// stale skips visits that read a burst buffer older than this manager's last write.
 	stale staleGuard
+	// podEvents holds the kubelet's events of pods that wait to start (podstart.go).
+	podEvents podEvents
 }
 
 // scope is what the phases of one visit share.
@@ -106,6 +108,11 @@ type scope struct {
 	// pod creation.
 	chain        []chained
 	chainPlanned bool
+	// podRecheck is when to look again at pods that wait to start (podstart.go): events
+	// are not watched.
+	podRecheck time.Duration
+	// blocked are this visit's measuring pods that cannot start, by name (runMeasuring).
+	blocked map[string]*nodetask.Blocked
 }
 
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers,verbs=get;list;watch;update;patch
@@ -205,6 +212,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			if err != nil {
 				log.Error(err, "step failed")
 			}
+			res.RequeueAfter = minPositive(res.RequeueAfter, s.podRecheck)
 			return res, err
 		}
 	}

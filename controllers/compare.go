@@ -121,6 +121,11 @@ func (r *BurstBufferReconciler) reconcileComparison(ctx context.Context, s *scop
 		BurstBuffer: bbFigures, Other: other})
 	bb.Status.Comparison = hardware.ComparisonToAPI(c)
 	switch {
+	case failure != "" && len(comparePathMissing(s)) > 0:
+		b := comparePathMissing(s)
+		setCompareCondition(bb, metav1.ConditionFalse, v1alpha1.ReasonComparePathMissing,
+			fmt.Sprintf("validation.compareWith.nodeLocal.path %s does not exist on node(s) %s (the kubelet: %s): the operator never creates it; create it there, or name a directory that exists on the burst buffer's nodes in a new BurstBuffer. Nothing ran on it; status.comparison has the burst buffer's figures only",
+				b[0].Path, strings.Join(blockedNodes(b), ", "), b[0].Detail))
 	case failure != "":
 		setCompareCondition(bb, metav1.ConditionFalse, failureReason(target, failure),
 			fmt.Sprintf("the ideal workload on %s failed: %s; status.comparison has the burst buffer's figures only", target.with, failure))
@@ -137,7 +142,8 @@ const unschedulableMark = "cannot be scheduled: "
 const notMounted = "did not start"
 
 func failureReason(t compareTarget, failure string) string {
-	if t.scheduled && (strings.Contains(failure, unschedulableMark) || strings.Contains(failure, notMounted)) {
+	switch {
+	case t.scheduled && (strings.Contains(failure, unschedulableMark) || strings.Contains(failure, notMounted)):
 		return v1alpha1.ReasonClaimNotMountable
 	}
 	return v1alpha1.ReasonComparisonFailed
@@ -261,12 +267,15 @@ func (r *BurstBufferReconciler) compareSide(ctx context.Context, s *scope, t com
 	var runs []nodeRun
 	var failures, stuck []string
 	running := false
-	var pods []*corev1.Pod
+	var pods, waiting []*corev1.Pod
 	for i := 0; i < m && i < len(s.nodes); i++ {
 		node := s.nodes[i]
 		st, msg, cur, err := r.runMeasuring(ctx, s, r.comparePod(s, t, side, i, node, n, seconds))
 		if err != nil {
 			return nil, "", false, err
+		}
+		if st == nodetask.Running && cur != nil {
+			waiting = append(waiting, cur)
 		}
 		switch st {
 		case nodetask.Running:
@@ -278,6 +287,17 @@ func (r *BurstBufferReconciler) compareSide(ctx context.Context, s *scope, t com
 				}
 			}
 		case nodetask.Failed:
+			if b := s.blocked[cur.Name]; b != nil {
+				// It cannot start (runMeasuring): said now, and it goes - a pod that waits
+				// would hold the nodes until its deadline.
+				pods = append(pods, cur)
+				if b.Cause == nodetask.Unschedulable && t.scheduled {
+					stuck = append(stuck, fmt.Sprintf("%s for node %s, which it can never be scheduled on as it is: %s", cur.Name, node, b.Detail))
+					continue
+				}
+				failures = append(failures, fmt.Sprintf("node %s: %s", node, r.blockedText(s.bb, cur, b)))
+				continue
+			}
 			if _, _, ran := ranBetween(cur, r.Now()); !ran && side == sideOther {
 				// Never started (its deadline ended it): the kubelet's last word says why,
 				// usually a volume that does not mount there.
@@ -303,15 +323,23 @@ func (r *BurstBufferReconciler) compareSide(ctx context.Context, s *scope, t com
 			runs = append(runs, run)
 		}
 	}
-	if len(stuck) > 0 {
-		// A pod that waits for the scheduler would hold the nodes' locks for ever: it goes,
-		// and the claim is reported as not mountable from the burst buffer's nodes.
-		for _, p := range pods {
-			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-				return nil, "", false, err
-			}
+	// A pod that waits for the scheduler, or cannot start, would hold the nodes' locks until
+	// its deadline: it goes, and the side's other runs with it (they would compare nothing).
+	if len(pods) > 0 {
+		pods = append(pods, waiting...)
+	}
+	for _, p := range pods {
+		if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+			return nil, "", false, err
 		}
+	}
+	if len(stuck) > 0 {
+		// The claim is reported as not mountable from the burst buffer's nodes.
 		return nil, fmt.Sprintf("the pod %s%s; the claim must be reachable from the burst buffer's nodes", unschedulableMark, strings.Join(stuck, "; ")), false, nil
+	}
+	if len(failures) > 0 && len(pods) > 0 {
+		// The sides that cannot start decide: the other nodes' runs would compare nothing.
+		return nil, strings.Join(failures, "; "), false, nil
 	}
 	if running {
 		return nil, "", true, nil
@@ -353,4 +381,32 @@ func (r *BurstBufferReconciler) reconcileComparisonVerdict(_ context.Context, s 
 	}
 	setCompareCondition(bb, metav1.ConditionFalse, v1alpha1.ReasonComparisonFailed, msg)
 	return ctrl.Result{}, true, nil
+}
+
+// comparePathMissing are this visit's comparison pods that cannot start because the
+// node-local path to compare with does not exist on their node.
+func comparePathMissing(s *scope) []*nodetask.Blocked {
+	cw := s.bb.Spec.Validation.CompareWith
+	if cw == nil || cw.NodeLocal == nil {
+		return nil
+	}
+	var out []*nodetask.Blocked
+	for _, b := range s.blocked {
+		if b.Cause == nodetask.HostPathMissing && b.Path == cw.NodeLocal.Path {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// blockedNodes are the nodes of blocked pods, sorted, once each.
+func blockedNodes(bs []*nodetask.Blocked) []string {
+	var out []string
+	for _, b := range bs {
+		if b.Node != "" && !slices.Contains(out, b.Node) {
+			out = append(out, b.Node)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

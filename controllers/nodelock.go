@@ -623,15 +623,32 @@ func limit(items []string, n int) []string {
 
 func ptr[T any](v T) *T { return &v }
 
-// runMeasuring is engine.RunTask for a measuring pod: an existing pod is read; a new one is
-// created only while bb holds the measuring locks of all its nodes. Without them it is not
-// created (s.locks.wait says why) and reported Running: the stage waits.
+// runMeasuring is engine.RunTask for a measuring pod: an existing pod is read (one that
+// cannot start counts as failed, with why: podstart.go); a new one is created only while bb
+// holds the measuring locks of all its nodes. Without them it is not created (s.locks.wait
+// says why) and reported Running: the stage waits.
 func (r *BurstBufferReconciler) runMeasuring(ctx context.Context, s *scope, pod *corev1.Pod) (nodetask.State, string, *corev1.Pod, error) {
 	var cur corev1.Pod
 	err := r.Get(ctx, client.ObjectKeyFromObject(pod), &cur)
 	if err == nil {
 		st, msg := nodetask.StateOf(&cur)
 		s.locks.busy = s.locks.busy || st == nodetask.Running
+		if st == nodetask.Running {
+			// A pod that cannot start has failed, said now rather than at its deadline; it is
+			// stopped with the rest when its failure ends validation.
+			b, _, recheck, err := r.whyNotStarted(ctx, &cur)
+			if err != nil {
+				return st, "", &cur, err
+			}
+			s.recheckPods(recheck)
+			if b != nil {
+				if s.blocked == nil {
+					s.blocked = map[string]*nodetask.Blocked{}
+				}
+				s.blocked[cur.Name] = b
+				return nodetask.Failed, "cannot start: " + r.blockedText(s.bb, &cur, b), &cur, nil
+			}
+		}
 		return st, msg, &cur, nil
 	}
 	if !apierrors.IsNotFound(err) {

@@ -127,6 +127,12 @@ func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (
 	if err != nil {
 		return ctrl.Result{}, false, err
 	}
+	if !res.Ready {
+		// A pod of the engine that cannot start says so now, not at its deadline.
+		if err := r.engineBlocked(ctx, s, &res); err != nil {
+			return ctrl.Result{}, false, err
+		}
+	}
 	for i := range bb.Status.Nodes {
 		bb.Status.Nodes[i].Prepared = res.Prepared[bb.Status.Nodes[i].Name]
 	}

@@ -112,7 +112,22 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 	// cordoned or full, a claim it cannot reach): past a bound that is a failure the user
 	// must see, naming the node; the data stays where it is. It recovers by itself when
 	// the pod is scheduled.
-	stuck, recheck := r.unschedulable(pods)
+	never, cannot, rest, err := r.copiesBlocked(ctx, s, pods)
+	if err != nil {
+		return stageWaiting, ctrl.Result{}, err
+	}
+	stuck, recheck := r.unschedulable(rest)
+	stuck = append(never, stuck...)
+	recheck = minPositive(recheck, s.podRecheck) // stage-out runs outside the steps' list
+	if len(cannot) > 0 {
+		keep := ""
+		if d == staging.Out {
+			keep = " The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up."
+		}
+		setCondition(bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
+			fmt.Sprintf("%s copy pod(s) cannot start: %s. The copy starts by itself once that is fixed.%s", d.Name(), strings.Join(cannot, "; "), keep))
+		return stageFailed, ctrl.Result{}, nil
+	}
 	if len(stuck) > 0 {
 		keep := ""
 		if d == staging.Out {
@@ -286,6 +301,29 @@ func (r *BurstBufferReconciler) unschedulable(pods []staging.NodePod) (stuck []s
 		}
 	}
 	return stuck, recheck
+}
+
+// copiesBlocked reads the copy pods that have not started (podstart.go): never, those the
+// scheduler can never place on their node (with the bounded wait's stuck ones); cannot, those
+// that cannot start for another reason (an image, a host path), with what fixes it; rest, the
+// others.
+func (r *BurstBufferReconciler) copiesBlocked(ctx context.Context, s *scope, pods []staging.NodePod) (never, cannot []string, rest []staging.NodePod, err error) {
+	for _, np := range pods {
+		b, _, recheck, err := r.whyNotStarted(ctx, np.Pod)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		s.recheckPods(recheck)
+		switch {
+		case b == nil:
+			rest = append(rest, np)
+		case b.Cause == nodetask.Unschedulable:
+			never = append(never, fmt.Sprintf("%s for node %s, which it can never be scheduled on as it is: %s", np.Pod.Name, np.Node, b.Detail))
+		default:
+			cannot = append(cannot, r.blockedText(s.bb, np.Pod, b))
+		}
+	}
+	return never, cannot, rest, nil
 }
 
 // secretRecheck is how often a copy waiting for its credentials Secret looks again.

@@ -150,6 +150,31 @@ const (
 	// spec.storage.capacityPerNode, as the stage-2 device probe saw it.
 	ReasonInsufficientCapacity = "InsufficientCapacity"
 
+	// Pods that cannot start, as the kubelet or the scheduler reported it (read from the
+	// pods' conditions, container states and events within seconds, not at a deadline).
+	// ReasonStoragePathMissing: spec.storage.path does not exist on a node (the kubelet's
+	// hostPath check failed); the message names the nodes. Nothing was written there.
+	ReasonStoragePathMissing = "StoragePathMissing"
+	// ReasonImagePullFailed: a node cannot pull an image the operator's pods need (not found,
+	// access denied, an unknown registry, an invalid name); the message names the node, the
+	// image and the kubelet's words. The kubelet keeps trying: the burst buffer goes on by
+	// itself if the pull succeeds.
+	ReasonImagePullFailed = "ImagePullFailed"
+	// ReasonPodCannotStart: a pod the file system needs cannot start on its node as it is -
+	// the kubelet refused it (a host port in use, too little memory) or a host path it needs
+	// is missing; the message names the node, the pod and the kubelet's reason.
+	ReasonPodCannotStart = "PodCannotStart"
+
+	// The file system went away after it was up (the Provisioned condition goes False again,
+	// and the phase back to Provisioning, until it is back). A readiness probe that fails on
+	// a busy node is neither: only a component that is really gone is.
+	// ReasonMountLost: a node's BeeGFS client exited or its pod is gone - the mount is missing
+	// there; the client mounts again when the kubelet restarts it.
+	ReasonMountLost = "MountLost"
+	// ReasonServiceExited: a BeeGFS service (management, metadata, storage) exited or its pod
+	// is gone; the message names the service, the node and its last words.
+	ReasonServiceExited = "ServiceExited"
+
 	// The ChunkSizeChosen condition (layout.chunkSizePolicy Auto).
 	// ReasonChunkSizeTuning: the chunk sizes are being measured, one after another.
 	ReasonChunkSizeTuning = "ChunkSizeTuning"
@@ -175,6 +200,9 @@ const (
 	// ReasonComparePathNotAllowed: compareWith.nodeLocal.path is not below a root the
 	// operator allows (--allowed-storage-roots); nothing ran there.
 	ReasonComparePathNotAllowed = "ComparePathNotAllowed"
+	// ReasonComparePathMissing: compareWith.nodeLocal.path does not exist on a node (the
+	// kubelet's hostPath check failed); nothing was compared, the message names the nodes.
+	ReasonComparePathMissing = "ComparePathMissing"
 
 	// The ClaimBound condition (the workload's PersistentVolumeClaim).
 	// ReasonClaimWaiting: the claim exists and is bound once the burst buffer is Ready; pods
@@ -273,6 +301,11 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonInvalidSpec:           ReasonKindTerminal,
 	ReasonStoragePathNotAllowed: ReasonKindTerminal,
 	ReasonInsufficientCapacity:  ReasonKindTerminal,
+	ReasonStoragePathMissing:    ReasonKindTerminal,
+	ReasonImagePullFailed:       ReasonKindTerminal,
+	ReasonPodCannotStart:        ReasonKindTerminal,
+	ReasonMountLost:             ReasonKindAttention,
+	ReasonServiceExited:         ReasonKindAttention,
 	ReasonTargetPredicted:       ReasonKindProgress,
 	ReasonTargetUnreachable:     ReasonKindAttention,
 	ReasonTargetMet:             ReasonKindProgress,
@@ -286,6 +319,7 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonComparisonFailed:      ReasonKindAttention,
 	ReasonClaimNotMountable:     ReasonKindAttention,
 	ReasonComparePathNotAllowed: ReasonKindAttention,
+	ReasonComparePathMissing:    ReasonKindAttention,
 	ReasonClaimWaiting:          ReasonKindProgress,
 	ReasonClaimBound:            ReasonKindProgress,
 	ReasonClaimConflict:         ReasonKindAttention,

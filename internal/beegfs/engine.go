@@ -91,7 +91,8 @@ func (e Engine) addresses(ctx context.Context, nodes []string) (map[string]strin
 	return out, nil
 }
 
-// Provision does the next step that is not done and reports where it is.
+// Provision does the next step that is not done and reports where it is; once the file
+// system was up, whether it still is (stillUp).
 func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (engine.Result, error) {
 	res := engine.Result{Prepared: map[string]bool{}, Reason: v1alpha1.ReasonProvisioning}
 	if e.Client == nil {
@@ -103,6 +104,16 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	in := e.instance(bb, nodes)
 	place := PlacementFor(bb, nodes)
 	var err error
+
+	// Once up, the file system stays up while its daemons run: a readiness probe that fails
+	// on a node busy with benchmarks is no reason to go back (stillUp). status.mount.hostPath
+	// is set when it first came up; the steps below are done then.
+	if bb.Status.Mount != nil && bb.Status.Mount.HostPath != "" {
+		if in.Addresses, err = e.addresses(ctx, nodes); err != nil {
+			return res, err
+		}
+		return e.stillUp(ctx, in, place)
+	}
 
 	// (a) Kernel module first: without it nothing else is worth starting, and the user
 	// should learn it in seconds, not after services time out.
@@ -237,14 +248,147 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 		res.Message = msg
 		return res, nil
 	}
+	return up(in, place, res), nil
+}
+
+// up is the result of a file system that is up: every daemon runs, every node mounted it.
+func up(in Instance, place Placement, res engine.Result) engine.Result {
+	bb, nodes := in.BB, in.Nodes
+	st := StripingFor(bb, len(nodes))
 	setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionTrue, v1alpha1.ReasonMounted,
 		fmt.Sprintf("mounted at %s on %d node(s)", MountPoint(bb), len(nodes)))
+	for _, n := range nodes {
+		res.Prepared[n] = true
+	}
 	res.Ready = true
 	res.Reason = v1alpha1.ReasonProvisioned
 	res.Message = fmt.Sprintf("BeeGFS %s: mgmtd on %s (%s), %d metadata and %d storage target(s), striping %s x %d, mounted on %d node(s)",
 		Version, place.Mgmtd, in.ManagementAddress(), len(place.Meta), len(nodes)*TargetsPerNode(bb), st.ChunkSize, st.NumTargets, len(nodes))
 	res.Mount = &v1alpha1.MountStatus{Path: bb.Spec.Workload.MountPath, HostPath: MountPoint(bb)}
+	res.RequeueAfter = 0
+	return res
+}
+
+// stillUp checks a file system that was up: it stays up while every daemon's and client's
+// container runs - a readiness probe that times out while benchmarks load the node is busy,
+// not gone. It goes back only for a component that is really gone (gone): its pod deleted
+// (made again here), its container exited or waiting to restart, or started again and not
+// Ready since. The client's container ends itself when its mount goes away (ClientScript),
+// so a lost mount is an exited client. The same check says when all is back.
+func (e Engine) stillUp(ctx context.Context, in Instance, place Placement) (engine.Result, error) {
+	bb := in.BB
+	res := engine.Result{Prepared: map[string]bool{}}
+	services := []*corev1.Pod{in.MgmtdPod(place.Mgmtd)}
+	for i, n := range place.Meta {
+		services = append(services, in.MetaPod(i, n))
+	}
+	for i, n := range place.Storage {
+		services = append(services, in.StoragePod(i, n))
+	}
+	var exited, lostMounts []string
+	for _, want := range services {
+		pod, made, err := e.ensurePodMade(ctx, want)
+		if err != nil {
+			return res, err
+		}
+		if why := gone(pod, made); why != "" {
+			exited = append(exited, fmt.Sprintf("the %s service on node %s %s", componentName(want), want.Spec.NodeName, why))
+		}
+	}
+	for i, n := range place.Clients {
+		pod, made, err := e.ensurePodMade(ctx, in.ClientPod(i, n))
+		if err != nil {
+			return res, err
+		}
+		if why := gone(pod, made); why != "" {
+			lostMounts = append(lostMounts, fmt.Sprintf("node %s: its client %s", n, why))
+		}
+	}
+	switch {
+	case len(lostMounts) > 0:
+		msg := fmt.Sprintf("the mount at %s is gone on %d of %d node(s): %s", MountPoint(bb), len(lostMounts), len(place.Clients), limitList(lostMounts, 8))
+		if len(exited) > 0 {
+			msg += "; " + limitList(exited, 8)
+		}
+		msg += "; the kubelet restarts the client, which mounts again"
+		setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonMountLost, msg)
+		res.Reason, res.Message = v1alpha1.ReasonMountLost, msg
+	case len(exited) > 0:
+		res.Reason = v1alpha1.ReasonServiceExited
+		res.Message = fmt.Sprintf("%s, after the file system was up; it is back when the service runs and is Ready again",
+			limitList(exited, 8))
+	default:
+		return up(in, place, res), nil
+	}
 	return res, nil
+}
+
+// gone says how a long-running pod that was up is gone, "" while its container runs and
+// has been Ready since it started (Ready or not now: a readiness probe that fails is no
+// loss); made: the pod was not there, and was made again. Whether the container has been
+// Ready since it started is read from the kubelet's own times, on the node's clock: a Ready
+// condition that went False after the container started went False from True (busy); one
+// False since before it started is a new pod's or a restarted container's, not Ready yet.
+func gone(p *corev1.Pod, made bool) string {
+	switch {
+	case made:
+		return "was deleted; its pod is made again"
+	case !p.DeletionTimestamp.IsZero():
+		return "is being deleted"
+	case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
+		return fmt.Sprintf("ended (%s: %s)", p.Status.Phase, oneLine(p.Status.Reason+" "+p.Status.Message))
+	}
+	var ready *corev1.PodCondition
+	for i, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			ready = &p.Status.Conditions[i]
+		}
+	}
+	if ready != nil && ready.Status == corev1.ConditionTrue {
+		return ""
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		last := ""
+		if t := cs.LastTerminationState.Terminated; t != nil {
+			last = fmt.Sprintf(" (it exited %d at %s: %s)", t.ExitCode, t.FinishedAt.UTC().Format(time.RFC3339), oneLine(t.Message))
+		}
+		switch {
+		case cs.State.Terminated != nil:
+			t := cs.State.Terminated
+			return fmt.Sprintf("exited %d: %s", t.ExitCode, oneLine(t.Message))
+		case cs.State.Waiting != nil:
+			return fmt.Sprintf("is not running (%s)%s", cs.State.Waiting.Reason, last)
+		case cs.State.Running != nil && (ready == nil || !ready.LastTransitionTime.After(cs.State.Running.StartedAt.Time)):
+			if cs.RestartCount > 0 {
+				return "restarted and is not ready again" + last
+			}
+			return "started again and is not ready yet"
+		}
+	}
+	if p.Status.Phase != corev1.PodRunning {
+		return fmt.Sprintf("is not running (%s)", orCreated(string(p.Status.Phase)))
+	}
+	return "" // running: busy at most
+}
+
+func orCreated(phase string) string {
+	if phase == "" {
+		return "created"
+	}
+	return phase
+}
+
+// componentName is a service pod's component, as the condition names it.
+func componentName(p *corev1.Pod) string {
+	switch p.Labels[nodetask.LabelComponent] {
+	case nodetask.ComponentMgmtd:
+		return "management"
+	case nodetask.ComponentMeta:
+		return "metadata"
+	case nodetask.ComponentStorage:
+		return "storage"
+	}
+	return p.Labels[nodetask.LabelComponent]
 }
 
 // checkModules runs the module check on every node; done when all passed.
@@ -504,15 +648,21 @@ func (e Engine) ensureConfigMap(ctx context.Context, in Instance, res *engine.Re
 // ensurePod creates a long-running pod unless it exists and returns what the API has. Pods
 // are immutable: an existing pod is read, not re-applied.
 func (e Engine) ensurePod(ctx context.Context, want *corev1.Pod) (*corev1.Pod, error) {
+	p, _, err := e.ensurePodMade(ctx, want)
+	return p, err
+}
+
+// ensurePodMade is ensurePod that also says whether it made the pod on this visit.
+func (e Engine) ensurePodMade(ctx context.Context, want *corev1.Pod) (*corev1.Pod, bool, error) {
 	var cur corev1.Pod
 	err := e.Client.Get(ctx, client.ObjectKeyFromObject(want), &cur)
 	if apierrors.IsNotFound(err) {
 		if err := e.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, err
+			return nil, false, err
 		}
-		return want, nil
+		return want, true, nil
 	}
-	return &cur, err
+	return &cur, false, err
 }
 
 // What the daemons say in the failures no retry can fix. machineUUIDLog: meta and storage

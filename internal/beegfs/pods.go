@@ -157,10 +157,13 @@ func (in Instance) servicePod(component string, index int, node, image string, a
 		{Name: "config", MountPath: ConfigDir, ReadOnly: true},
 	}, c.VolumeMounts...)
 	// The service's own check: it listens on its port. Registration and target state are
-	// checked through mgmtd by the ready task.
+	// checked through mgmtd by the ready task. A node loaded by benchmarks answers late: a
+	// connect may take seconds, and only 30 s without one makes the pod not Ready (the first
+	// success makes it Ready at once). The operator does not read readiness once the file
+	// system is up: a daemon is gone when its container is.
 	c.ReadinessProbe = &corev1.Probe{
 		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(probePort)}},
-		PeriodSeconds: 5, FailureThreshold: 3,
+		PeriodSeconds: 5, TimeoutSeconds: 5, FailureThreshold: 6,
 	}
 	c.SecurityContext = &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr(false),
@@ -198,11 +201,15 @@ func (in Instance) ClientPod(i int, node string) *corev1.Pod {
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{
 		Name: "mounts", MountPath: MountRoot, MountPropagation: ptr(corev1.MountPropagationBidirectional),
 	})
+	// Ready once mounted. An exec probe is a process started through the container runtime,
+	// which took longer than a second while benchmarks loaded the nodes: 10 s to answer, and
+	// 30 s of failures before the pod is not Ready. A mount that goes away ends the container
+	// itself (ClientScript), which is what the operator reads as a lost mount.
 	c.ReadinessProbe = &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
 			"/bin/sh", "-c", fmt.Sprintf("grep -qs ' %s beegfs .*cfgFile=/tmp/beegfs-client-%s.conf' /proc/mounts", MountPoint(in.BB), in.BB.UID),
 		}}},
-		PeriodSeconds: 5,
+		PeriodSeconds: 5, TimeoutSeconds: 10, FailureThreshold: 6,
 	}
 	c.SecurityContext = &corev1.SecurityContext{Privileged: ptr(true)}
 	return pod

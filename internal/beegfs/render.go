@@ -323,6 +323,9 @@ echo "root stripe pattern: chunk size %s over %d target(s)" | tee /dev/terminati
 // burst buffer of the same name, leaked when its client was killed, is detached first instead
 // of being taken for this one.
 //
+// Once mounted it watches the mount and exits when it is gone (the mount lost), so that a lost
+// mount shows as an exited container, not as a readiness probe that fails.
+//
 // Unmounting must end within the pod's grace period even when the services are already gone
 // (a namespace deleted with everything in it: the namespace controller stops services and
 // clients at once), or the kubelet kills the container and the mount leaks. So: a clean
@@ -353,5 +356,10 @@ if ! grep -qs " $MOUNT_POINT beegfs " /proc/mounts; then
   fi
 fi
 echo "mounted at $MOUNT_POINT"
-while :; do sleep 3600 & wait $!; done
+# The mount is watched from here: one that goes away ends the container with its reason (the
+# kubelet restarts it, and it mounts again), which the operator tells from a readiness probe
+# that timed out on a busy node. /proc/mounts is read, the mount point never stat'ed.
+while grep -qs " $MOUNT_POINT beegfs .*cfgFile=$conf" /proc/mounts; do sleep 5 & wait $!; done
+echo "mount lost: $MOUNT_POINT is no longer mounted" | tee /dev/termination-log >&2
+exit 1
 `

@@ -84,13 +84,6 @@ func faultSuite() {
 			Skip("needs the testbed and the lone burst buffer's figures")
 		}
 		ctx := context.Background()
-		// A burst buffer whose storage path does not exist, for the deletion spec below: its
-		// prepare pods fail at their deadline (2 minutes) while this spec runs.
-		nopath := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Name: "e2e-nopath", Namespace: testNamespace},
-			Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 1},
-				Storage: v1alpha1.StorageSpec{Path: "/mnt/missing"}, Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileNone}}}
-		Expect(k8s.Create(ctx, nopath)).To(Succeed())
-
 		var names []string
 		runs := recordMeasuringRuns(ctx)
 		start := time.Now()
@@ -326,8 +319,12 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 				bb.Spec.StageIn = []v1alpha1.StageSpec{{Path: "in", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "no-such-claim"}}}
 			})},
 			{v1alpha1.PhaseReady, "e2e-del-ready", mk("e2e-del-ready", func(*v1alpha1.BurstBuffer) {})},
-			// Created by the concurrency spec; Failed once its prepare pods hit their deadline.
-			{v1alpha1.PhaseFailed, "e2e-nopath", func() {}},
+			// A storage path that does not exist: Failed (StoragePathMissing) within seconds, its
+			// prepare pods still waiting to mount.
+			{v1alpha1.PhaseFailed, "e2e-nopath", mk("e2e-nopath", func(bb *v1alpha1.BurstBuffer) {
+				bb.Spec.Nodes.Count = 1
+				bb.Spec.Storage.Path = "/mnt/missing"
+			})},
 		}
 		var b strings.Builder
 		b.WriteString("deleted in every phase:\n")
@@ -341,11 +338,7 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 				defer GinkgoRecover()
 				defer wg.Done()
 				c.create()
-				timeout := 2 * time.Minute
-				if c.phase == v1alpha1.PhaseFailed {
-					timeout = 4 * time.Minute // the prepare pods' deadline (2 minutes) first
-				}
-				waitPhase(ctx, c.name, c.phase, timeout)
+				waitPhase(ctx, c.name, c.phase, 2*time.Minute)
 				cur := getName(ctx, c.name)
 				msg := ""
 				if r := meta.FindStatusCondition(cur.Status.Conditions, v1alpha1.ConditionReady); r != nil {

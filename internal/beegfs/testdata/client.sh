@@ -24,4 +24,9 @@ if ! grep -qs " $MOUNT_POINT beegfs " /proc/mounts; then
   fi
 fi
 echo "mounted at $MOUNT_POINT"
-while :; do sleep 3600 & wait $!; done
+# The mount is watched from here: one that goes away ends the container with its reason (the
+# kubelet restarts it, and it mounts again), which the operator tells from a readiness probe
+# that timed out on a busy node. /proc/mounts is read, the mount point never stat'ed.
+while grep -qs " $MOUNT_POINT beegfs .*cfgFile=$conf" /proc/mounts; do sleep 5 & wait $!; done
+echo "mount lost: $MOUNT_POINT is no longer mounted" | tee /dev/termination-log >&2
+exit 1
