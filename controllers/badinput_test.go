@@ -15,7 +15,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
 
-// The bad-input suite (issue 13): invalid and hostile specs, each with the outcome it must
+// The bad-input suite: invalid and hostile specs, each with the outcome it must
 // have - refused by the API server with the field named, or, where only the operator can tell,
 // a named False condition within the suite's timeout and before any pod exists.
 
@@ -122,7 +122,7 @@ var _ = Describe("Bad input", func() {
 			deleteAndWait(ctx, bb)
 		},
 
-		// Durations: Go's notation, within bounds (issue 13, items 1 and 6).
+		// Durations: Go's notation, within bounds.
 		Entry("a time budget of 'forever'", `validation: {timeBudget: forever}`, refusedAt("spec.validation.timeBudget", "validation.timeBudget must be a duration from 1s to 24h")),
 		Entry("a negative time budget", `validation: {timeBudget: -5m}`, refusedAt("spec.validation.timeBudget", "from 1s to 24h")),
 		Entry("a zero time budget", `validation: {timeBudget: 0s}`, refusedAt("spec.validation.timeBudget", "from 1s to 24h")),
@@ -243,7 +243,7 @@ var _ = Describe("Bad input", func() {
 		Entry("a stripe width of 0", `layout: {stripeWidth: 0}`, refusedAt("spec.layout.stripeWidth", "greater than or equal to 1")),
 		Entry("5000 nodes", `nodes: {count: 5000}`, refusedAt("spec.nodes.count", "less than or equal to 1024")),
 
-		// Issue 16: a target, the chunk-size policy, the workload pattern, a comparison.
+		// Sizing: a target, the chunk-size policy, the workload pattern, a comparison.
 		Entry("a target with no figure", `target: {marginPercent: 20}`, refusedAt("spec.target", "target must name at least one figure: writeBytesPerSecond, readBytesPerSecond, capacity or metadataOperationsPerSecond")),
 		Entry("a target of zero bytes per second", `target: {writeBytesPerSecond: 0}`, refusedAt("spec.target.writeBytesPerSecond", "target.writeBytesPerSecond must be greater than zero")),
 		Entry("a negative read target", `target: {readBytesPerSecond: -1G}`, refusedAt("spec.target.readBytesPerSecond", "target.readBytesPerSecond must be greater than zero")),
@@ -281,8 +281,8 @@ var _ = Describe("Bad input", func() {
 		}),
 	)
 
-	// Issue 16's fields, valid: the API server takes them (the operator does not act on them
-	// yet), and a target chosen at creation stays.
+	// The sizing fields, valid: the API server takes them, and a target chosen at creation
+	// stays.
 	It("takes a target, a pattern, chunk-size tuning and a comparison, and keeps the target", func() {
 		bb := localBB(ns, "sized", 1)
 		bb.Spec.Target = &v1alpha1.TargetSpec{WriteBytesPerSecond: ptr(resourceMust("250M")), ReadBytesPerSecond: ptr(resourceMust("500M")),
@@ -372,7 +372,7 @@ target: {writeBytesPerSecond: 2G}`)
 // Objects the API server refuses today can still be stored: through an older CRD, a backup, or
 // anything else that writes to etcd. Each must fail alone, naming its field, while every other
 // burst buffer keeps reconciling - also across a manager restart, whose first list of
-// BurstBuffers includes them (issue 13, item 1: one such object stopped all reconciliation).
+// BurstBuffers includes them (one such object must not stop all reconciliation).
 var _ = Describe("Objects stored before the CRD's rules", Serial, func() {
 	It("fail alone with the field named, while the other burst buffers keep reconciling, across a manager restart", func() {
 		ctx := context.Background()

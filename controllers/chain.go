@@ -22,7 +22,7 @@ import (
 // succeeded holds its exit until the runs after it ended, so that its end (a container's exit,
 // its sandbox's teardown) lies beside the run after the next: beside the links, CPU-bound on
 // the testbed, it cost them 5-20%; beside a sweep point, nothing measurable
-// (docs/architecture.md, "How long the quick profile takes"). The operator reads a run's
+// (docs/architecture.md, "The quick profile's runs"). The operator reads a run's
 // result one run late, and a failed run, which exits at once, releases the runs before it.
 //
 // The standard profile is not chained: its runs take 10 s, a hand-off is a small share of it,

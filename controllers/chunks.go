@@ -22,7 +22,7 @@ import (
 	"github.com/beeburst/beeburst/internal/sizing"
 )
 
-// This file wires layout.chunkSizePolicy Auto (issue 16): after stage 2 and before the
+// This file wires layout.chunkSizePolicy Auto: after stage 2 and before the
 // stage-3 sweep, reconcileChunkSize (called from reconcileValidation, since it measures:
 // it needs the node locks and counts against the time budget) measures the chunk sizes
 // sizing.PlanChunkSizes plans, one after another, each in a directory of its own whose

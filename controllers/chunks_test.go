@@ -14,7 +14,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
 
-// layout.chunkSizePolicy Auto (issue 16): the chunk sizes measured between stage 2 and the
+// layout.chunkSizePolicy Auto: the chunk sizes measured between stage 2 and the
 // sweep, the best kept for workload.pattern and set on the root before the sweep runs.
 var _ = Describe("layout.chunkSizePolicy Auto: the chunk size tuned on the new file system", func() {
 	var (

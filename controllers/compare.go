@@ -22,7 +22,7 @@ import (
 	"github.com/beeburst/beeburst/internal/staging"
 )
 
-// This file wires validation.compareWith (issue 16): once the sweep is done, and before the
+// This file wires validation.compareWith: once the sweep is done, and before the
 // burst buffer is Ready (the job must not share the nodes with it, and the locks are still
 // held), reconcileComparison (called from publishSweep) runs the ideal workload at the
 // sweep's best point on the other storage - a claim, on as many nodes as its access modes

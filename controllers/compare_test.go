@@ -15,7 +15,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
 
-// validation.compareWith (issue 16): the ideal workload on other storage, beside the burst
+// validation.compareWith: the ideal workload on other storage, beside the burst
 // buffer's figure, after the sweep and before Ready.
 var _ = Describe("validation.compareWith: is it worth it", func() {
 	var (

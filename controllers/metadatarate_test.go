@@ -18,7 +18,7 @@ import (
 	"github.com/beeburst/beeburst/internal/nodecache"
 )
 
-// spec.target.metadataOperationsPerSecond (issue 16): the standard profile's metadata
+// spec.target.metadataOperationsPerSecond: the standard profile's metadata
 // benchmark on a beegfs burst buffer leaves a per-metadata-server rate in the per-node cache,
 // and the next burst buffer with a metadata target and no nodes.count takes as many metadata
 // servers as that rate says.

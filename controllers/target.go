@@ -24,7 +24,7 @@ import (
 	"github.com/beeburst/beeburst/internal/workload"
 )
 
-// This file wires spec.target (issue 16) into the reconciler: the node count chosen (or the
+// This file wires spec.target into the reconciler: the node count chosen (or the
 // given count checked) with sizing.Plan when the nodes are chosen, and the verdict
 // (sizing.Assess) once stage 3 measured. The rules are internal/sizing's, their bridge to the
 // API internal/hardware's (sizing.go); docs/sizing.md describes both.

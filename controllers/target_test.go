@@ -16,7 +16,7 @@ import (
 	"github.com/beeburst/beeburst/internal/nodecache"
 )
 
-// spec.target (issue 16): the node count chosen from each node's best figure, and the
+// spec.target: the node count chosen from each node's best figure, and the
 // verdict after stage 3.
 var _ = Describe("spec.target: sizing from what the job needs", func() {
 	var (

@@ -53,7 +53,7 @@ func TestEveryReasonHasAKind(t *testing.T) {
 }
 
 // TestReasonsAreDeclaredOnlyHere: no other package of the operator declares a condition
-// reason or sets one from a string literal (the local engine once did: "PrepareFailed").
+// reason or sets one from a string literal.
 func TestReasonsAreDeclaredOnlyHere(t *testing.T) {
 	declared := regexp.MustCompile(`\bReason[A-Z][A-Za-z]*\s*=\s*"[A-Z][A-Za-z]*"`)
 	literal := regexp.MustCompile(`\b(Reason|reason)\s*(=|:)\s*"[A-Z][a-z]+[A-Z][A-Za-z]*"`)

@@ -5,7 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// This file holds the API of issue 16: a burst buffer sized from what the job needs
+// This file holds the API of sizing: a burst buffer sized from what the job needs
 // (spec.target, status.target), its chunk size tuned for the job's access pattern
 // (layout.chunkSizePolicy, workload.pattern, status.chunkSize) and its figures compared with
 // the storage the job would use otherwise (validation.compareWith, status.comparison). The

@@ -12,7 +12,7 @@ import (
 	"github.com/beeburst/beeburst/internal/bench"
 )
 
-// Free space is shared and has run out before: auto-sized files use at most this share of
+// Free space is shared with other users of the drive: auto-sized files use at most this share of
 // what is free, and at most autoCap per process.
 const (
 	autoFraction = 0.10

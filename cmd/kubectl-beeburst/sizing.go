@@ -17,7 +17,7 @@ import (
 	"github.com/beeburst/beeburst/internal/sizing"
 )
 
-// sizingOptions are estimate's flags for sizing from a target (issue 16).
+// sizingOptions are estimate's flags for sizing from a target.
 type sizingOptions struct {
 	target        string
 	capacity      string

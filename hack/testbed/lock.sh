@@ -8,8 +8,8 @@
 #
 # Re-entrant for the scripts a holder runs: BEEBURST_TESTBED_LOCKED names the holder's pid,
 # and only a descendant of that process skips the lock. A variable left in some other shell
-# (an exported value, a copied command line) is ignored: that is how one session once tore
-# down another's testbed while it held the lock. To run commands of your own under the lock,
+# (an exported value, a copied command line) is ignored, so that it cannot let a run tear
+# down a testbed another run holds. To run commands of your own under the lock,
 # use hack/testbed/with-lock.sh.
 TB_LOCK=${TB_LOCK:-/tmp/beeburst-testbed.lock}
 

@@ -376,7 +376,7 @@ func TestReportMessage(t *testing.T) {
 	}
 }
 
-// Found by the first real run (8.3.1): mgmtd has no --interface flag (it is --interfaces, a
+// Seen with 8.3.1: mgmtd has no --interface flag (it is --interfaces, a
 // list of filters), and unrestricted daemons advertise every interface they see, so peers try
 // the pod bridge and container veths. Each daemon and client is restricted to its node's
 // address unless spec.beegfs.interfaces names interfaces.
@@ -456,7 +456,7 @@ func TestLicenseSecretIsMountedIntoMgmtdOnly(t *testing.T) {
 	}
 }
 
-// Found by the first real run: the official images' init.py recognises the mgmtd database
+// Seen with 8.3.1: the official images' init.py recognises the mgmtd database
 // only as the argument "--db-file" followed by the path (servers/init.py checks
 // `'--db-file' in beegfs_args`), and otherwise refuses to start.
 func TestMgmtdDBFileIsItsOwnArgument(t *testing.T) {
@@ -475,7 +475,7 @@ func TestMgmtdDBFileIsItsOwnArgument(t *testing.T) {
 	t.Fatalf("no --db-file in %v", args)
 }
 
-// Found by the first real run: beegfs-go exits 1 after a command that succeeded when mgmtd
+// Seen with 8.3.1: beegfs-go exits 1 after a command that succeeded when mgmtd
 // cannot verify licences at all (8.3.1 built from the public sources: no libbeegfs-license).
 // The scripts' bee function forgives exactly that, and nothing else.
 func TestCLIForgivesOnlyTheLicenceCheck(t *testing.T) {

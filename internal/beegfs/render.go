@@ -125,7 +125,7 @@ func (in Instance) MgmtdArgs() []string {
 		// (and so whether beegfs_setup_1 has run) only by an argument that is exactly
 		// "--db-file" (beegfs-containers servers/init.py); with the = form it gives up with
 		// "The number of setup commands does not match the number of targets" and mgmtd never
-		// starts (found by the first run on BeeGFS 8.3.1).
+		// starts (seen with BeeGFS 8.3.1).
 		"--db-file", mgmtdDB(in.BB),
 		"--log-target=stderr",
 		fmt.Sprintf("--beemsg-port=%d", p.Mgmtd),
@@ -255,8 +255,8 @@ func (in Instance) cli() string {
 // License verification library not loaded": an mgmtd without the libbeegfs-license package,
 // as ours built from the public sources). The official mgmtd image has the library and the
 // CLI only warns. Cobra runs that check only after the command itself succeeded, so this one
-// failure is forgiven; anything else keeps the CLI's exit code. Found by the first real run
-// (8.3.1), where it kept the readiness check failing forever.
+// failure is forgiven; anything else keeps the CLI's exit code. Unforgiven, it keeps the
+// readiness check failing forever (seen with 8.3.1).
 func (in Instance) cliFunc() string {
 	return fmt.Sprintf(`bee() {
   _r=0; _o=$(%s "$@" 2>&1) || _r=$?
@@ -329,7 +329,7 @@ echo "root stripe pattern: chunk size %s over %d target(s)" | tee /dev/terminati
 // Unmounting must end within the pod's grace period even when the services are already gone
 // (a namespace deleted with everything in it: the namespace controller stops services and
 // clients at once), or the kubelet kills the container and the mount leaks. So: a clean
-// unmount with a time limit, then a forced one, then a lazy one (found by the first real run).
+// unmount with a time limit, then a forced one, then a lazy one (seen with 8.3.1).
 const ClientScript = `set -eu
 conf=/tmp/beegfs-client-$BB_UID.conf
 printf '%s' "$CLIENT_CONF" > "$conf"

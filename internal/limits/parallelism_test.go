@@ -31,10 +31,10 @@ func TestParallelismLimit(t *testing.T) {
 		want             int64
 		formula          string
 	}{
-		// Issue 14's example: 16 processes, and P was 22 = ceil(4 x 1.25 GB/s x 4/3 / (1.25 GB/s / 4)).
+		// Co-located 4 x 4: 16 processes; without the Ns/(Ns-1) on C it would be 22 = ceil(4 x 1.25 GB/s x 4/3 / (1.25 GB/s / 4)).
 		{"co-located 4 x 4, links", 4, 4, 4, true, 10e9, EncodingNone, nil, 16,
 			"P = min(Bs, Bnet) / (C x Ns/(Ns-1)) = 6.667 GB/s / (312.5 MB/s x 4/3) = 16 processes (4 client nodes at 4 per node)"},
-		{"co-located 2 x 8, links", 2, 2, 8, true, 10e9, EncodingNone, nil, 16, ""}, // was 32
+		{"co-located 2 x 8, links", 2, 2, 8, true, 10e9, EncodingNone, nil, 16, ""},
 		// Devices 4 x 0.5 GB/s = 2 GB/s: 2 GB/s / (312.5 MB/s x 4/3) = 4.8 (was 6.4, rounded up to 7).
 		{"co-located 4 x 4, devices", 4, 4, 4, true, 10e9, EncodingNone, &half, 5, ""},
 		// The paper's shared case is unchanged: 5 links x 32 processes.

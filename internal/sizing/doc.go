@@ -1,6 +1,6 @@
 // Package sizing turns what a job needs (a target: write and read bandwidth, capacity, a
 // metadata rate) into a burst buffer's size, and tells afterwards whether the burst buffer
-// met it. It is the pure side of issue 16 (docs/sizing.md):
+// met it. It is the pure side of spec.target (docs/sizing.md):
 //
 //   - Plan chooses the smallest node count (and metadata servers) whose stage-1 limit - the
 //     formulas of internal/limits, the same the operator publishes - meets the target with a

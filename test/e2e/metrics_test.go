@@ -51,7 +51,7 @@ func gauge(scrape, name string, want map[string]string) (float64, bool) {
 	return 0, false
 }
 
-// checkMetricsAgainstStatus: issue 15's acceptance - a scrape of the manager shows the limit
+// checkMetricsAgainstStatus: a scrape of the manager shows the limit
 // gauges of a Ready burst buffer with the same values as its status.
 func checkMetricsAgainstStatus(bb *v1alpha1.BurstBuffer) {
 	scrape := scrapeManager()

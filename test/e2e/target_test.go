@@ -16,7 +16,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
 
-// spec.target on the testbed's known hardware (issue 16): on the device-bound configuration
+// spec.target on the testbed's known hardware: on the device-bound configuration
 // (two workers, each container's disk capped at the same write rate W and labelled with it),
 // a write target of 5/3 W needs both nodes - one gives W, less than the target with its 10%
 // margin - and the quick sweep measures about 2 W, so the target is met; 1 GB/s is out of
