@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
@@ -19,7 +18,7 @@ import (
 func podRuns(ctx context.Context, ns, name string, ready bool, restarts int32, started, changed time.Time) {
 	Eventually(func() error {
 		pod := &corev1.Pod{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+		if err := k8s.Get(ctx, podKey(ctx, ns, name), pod); err != nil {
 			return err
 		}
 		st := corev1.ConditionFalse
@@ -44,7 +43,7 @@ func podRuns(ctx context.Context, ns, name string, ready bool, restarts int32, s
 func podExits(ctx context.Context, ns, name string, code int32, message string) {
 	Eventually(func() error {
 		pod := &corev1.Pod{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+		if err := k8s.Get(ctx, podKey(ctx, ns, name), pod); err != nil {
 			return err
 		}
 		pod.Status.Phase = corev1.PodRunning

@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/staging"
@@ -26,7 +25,7 @@ const failBound = 10 * time.Second
 // reason and message. It returns when the kubelet said so.
 func kubeletWaits(ctx context.Context, ns, name, reason, message string) time.Time {
 	pod := &corev1.Pod{}
-	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
+	Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, name), pod) }, timeout).Should(Succeed())
 	pod.Status.Phase = corev1.PodPending
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
 		Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image,
@@ -39,10 +38,10 @@ func kubeletWaits(ctx context.Context, ns, name, reason, message string) time.Ti
 // kubeletSays plays the kubelet's event about a pod (core/v1, as the kubelet records them).
 func kubeletSays(ctx context.Context, ns, name, reason, message string) time.Time {
 	pod := &corev1.Pod{}
-	Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod) }, timeout).Should(Succeed())
+	Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, name), pod) }, timeout).Should(Succeed())
 	Expect(k8s.Create(ctx, &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{GenerateName: name + ".", Namespace: ns},
-		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: name, UID: pod.UID, APIVersion: "v1"},
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: pod.Name + ".", Namespace: pod.Namespace},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1"},
 		Type:           corev1.EventTypeWarning, Reason: reason, Message: message,
 		Source: corev1.EventSource{Component: "kubelet", Host: pod.Spec.NodeName}, LastTimestamp: nowMeta(), FirstTimestamp: nowMeta(), Count: 1,
 	})).To(Succeed())
