@@ -177,6 +177,40 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 		Expect(get(ctx, c).Status.Limits.Components.Write.LimitBytesPerSecond).To(Equal(get(ctx, a).Status.Limits.Components.Write.LimitBytesPerSecond))
 	})
 
+	It("keeps the locks it holds while it waits for the next node's: the waiters behind it stay queued, no lock changes hands", func() {
+		// x1 < x2: Y and Z take x1 first, then x2, which X holds (it measures x2 alone).
+		x1, x2 := ns+"-x1", ns+"-x2"
+		makeNode(ctx, x1, map[string]string{"pair": ns})
+		makeNode(ctx, x2, map[string]string{"pair": ns, "single": "yes"})
+		on := func(name string, count int32, sel map[string]string) *v1alpha1.BurstBuffer {
+			bb := quick(name)
+			bb.Spec.Nodes = v1alpha1.NodesSpec{Count: count, Selector: &metav1.LabelSelector{MatchLabels: sel}}
+			return bb
+		}
+		x, y, z := on("x", 1, map[string]string{"pair": ns, "single": "yes"}), on("y", 2, map[string]string{"pair": ns}), on("z", 2, map[string]string{"pair": ns})
+		Expect(k8s.Create(ctx, x)).To(Succeed())
+		finishPod(ctx, ns, "x-prep-0", corev1.PodSucceeded, "")
+		Eventually(podExists(ctx, ns, "x-probe-dev-0"), timeout).Should(BeTrue())
+		Expect(k8s.Create(ctx, y)).To(Succeed())
+		prepared("y")
+		Eventually(holderOf(ctx, x1), timeout).Should(Equal(ns + "/y"))
+		Eventually(func() []string { return queueOf(ctx, x2) }, timeout).Should(Equal([]string{ns + "/y"}))
+		Expect(k8s.Create(ctx, z)).To(Succeed())
+		prepared("z")
+		Eventually(func() []string { return queueOf(ctx, x1) }, timeout).Should(Equal([]string{ns + "/z"}))
+		handsOf := func() string {
+			l := lease(ctx, x1)
+			return fmt.Sprintf("%s, %d transitions", holderOf(ctx, x1)(), *l.Spec.LeaseTransitions)
+		}
+		Expect(handsOf()).To(HavePrefix(ns + "/y, "))
+		Consistently(handsOf, 3*time.Second).Should(Equal(handsOf()))
+		Expect(holderOf(ctx, x2)()).To(Equal(ns + "/x"))
+		Expect(condition(ctx, z, v1alpha1.ConditionComponentsMeasured)().Message).To(ContainSubstring("burst buffer " + ns + "/y"))
+		for _, bb := range []*v1alpha1.BurstBuffer{x, y, z} {
+			Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		}
+	})
+
 	It("takes over the lock of a burst buffer that is gone, and keeps the queue across a manager restart", func() {
 		ghost := ns + "/x"
 		Expect(k8s.Create(ctx, &coordinationv1.Lease{
