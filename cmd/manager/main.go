@@ -23,11 +23,12 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, agentImage, cacheNamespace, storageRoots string
-		leaderElect                                                      bool
+		metricsAddr, probeAddr, pprofAddr, agentImage, cacheNamespace, storageRoots string
+		leaderElect                                                                 bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the metrics endpoint (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the health probes")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "address of the Go profiler's endpoint (net/http/pprof); 0, the default, disables it")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, for more than one replica")
 	flag.StringVar(&agentImage, "agent-image", envOr("BEEBURST_AGENT_IMAGE", "beeburst/agent:dev"), "image of the agent that runs node tasks, probes and benchmarks")
 	flag.StringVar(&cacheNamespace, "cache-namespace", envOr("POD_NAMESPACE", "beeburst-system"), "namespace of the per-node ConfigMaps that keep stage-2 figures for reuse (the operator's own)")
@@ -52,6 +53,7 @@ func main() {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
+		PprofBindAddress:       pprofAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "beeburst.io",
 		// The lease is in the operator's namespace (a Role there allows it and the events

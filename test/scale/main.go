@@ -54,6 +54,7 @@ func main() {
 	flag.Float64Var(&o.speed, "speed", 1, "the simulated kubelet's clock: runs take 1/speed of their time")
 	flag.StringVar(&outDir, "out", "docs/bench", "directory of the report file ('' for none)")
 	flag.BoolVar(&o.keep, "keep", false, "keep each run's directory (audit log, manager log)")
+	flag.StringVar(&o.profileDir, "profile", "", "directory for the manager's CPU profile (the arrivals and a minute after) and heap profile (at all Ready)")
 	flag.Parse()
 	o.seed = uint64(seed)
 	logger = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})

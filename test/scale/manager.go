@@ -26,6 +26,7 @@ import (
 type manager struct {
 	cmd         *exec.Cmd
 	metricsAddr string
+	pprofAddr   string
 	logFile     *os.File
 	done        chan struct{}
 
@@ -63,15 +64,20 @@ func startManager(binary, kubeconfig, dir string) (*manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	pprof, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	logFile, err := os.Create(filepath.Join(dir, "manager.log"))
 	if err != nil {
 		return nil, err
 	}
-	m := &manager{metricsAddr: metrics, logFile: logFile, done: make(chan struct{}), sampling: make(chan struct{})}
+	m := &manager{metricsAddr: metrics, pprofAddr: pprof, logFile: logFile, done: make(chan struct{}), sampling: make(chan struct{})}
 	m.cmd = exec.Command(binary,
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", metrics,
 		"--health-probe-bind-address", probes,
+		"--pprof-bind-address", pprof,
 		"--cache-namespace", operatorNamespace,
 		"--agent-image", "beeburst/agent:scale",
 	)
@@ -203,6 +209,29 @@ func (m *manager) scrape() (map[string]*dto.MetricFamily, error) {
 		}
 		out[mf.GetName()] = &mf
 	}
+}
+
+// profile saves the manager's profile of kind ("profile" for CPU over seconds, "heap") to file.
+func (m *manager) profile(kind string, seconds int, file string) error {
+	url := fmt.Sprintf("http://%s/debug/pprof/%s", m.pprofAddr, kind)
+	if seconds > 0 {
+		url += fmt.Sprintf("?seconds=%d", seconds)
+	}
+	resp, err := (&http.Client{Timeout: time.Duration(seconds+30) * time.Second}).Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("pprof %s: %s", kind, resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(f, resp.Body)
+	return err
 }
 
 // stop ends the manager as a deployment's rollout does (SIGTERM) and waits for it.

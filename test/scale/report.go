@@ -72,6 +72,7 @@ func table(results []*result) string {
 	})
 	row("  deleted mid-way (before Ready)", func(r *result) string { return fmt.Sprint(r.deletedMidway) })
 	row("  not Ready in time", func(r *result) string { return fmt.Sprint(len(r.notReady)) })
+	row("  machine load (1 min): start, all Ready, end", func(r *result) string { return strings.Join(r.load[:], ", ") })
 
 	section("time")
 	row("  last Ready, after the first create", func(r *result) string { return secs(r.allReady.Sub(r.start)) })

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -42,6 +44,7 @@ type options struct {
 	seed                   uint64
 	speed                  float64
 	keep                   bool
+	profileDir             string
 }
 
 // result is what one size measured.
@@ -64,6 +67,7 @@ type result struct {
 	eventsAtReady        map[string]int64
 	eventsTotal          map[string]int64
 	objects              map[string]int
+	load                 [3]string // 1-minute load average: at the start, at all Ready, at the end
 	kubeletPods          int64
 	kubeletPatches       int64
 	gcDeletes            int64
@@ -138,6 +142,7 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 	}
 
 	res := &result{size: sz}
+	res.load[0] = loadAverage()
 	rng := rand.New(rand.NewPCG(o.seed, uint64(sz.bbs)<<32|uint64(sz.nodes)))
 	load := make([]int, sz.nodes)
 	holding := map[types.NamespacedName][]int{}
@@ -151,6 +156,15 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 
 	logf("%s: creating burst buffers at %.0f per second", sz, o.rate)
 	res.start = time.Now()
+	if o.profileDir != "" {
+		// The manager's CPU over the arrivals and the first minute after them.
+		go func() {
+			file := filepath.Join(o.profileDir, fmt.Sprintf("cpu-%dx%d.pprof", sz.bbs, sz.nodes))
+			if err := mgr.profile("profile", int(float64(sz.bbs)/o.rate)+60, file); err != nil {
+				logf("CPU profile: %v", err)
+			}
+		}()
+	}
 	tick := time.NewTicker(time.Duration(float64(time.Second) / o.rate))
 	defer tick.Stop()
 	for i := 0; i < sz.bbs; i++ {
@@ -228,10 +242,16 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 	}
 	sort.Strings(res.notReady)
 	res.peakRSS, res.rssAtReady, res.cpuAtReady = mgr.usage()
+	res.load[1] = loadAverage()
 	if res.metricsAtReady, err = mgr.scrape(); err != nil {
 		return nil, err
 	}
 	res.eventsAtReady = obs.eventCounts()
+	if o.profileDir != "" {
+		if err := mgr.profile("heap", 0, filepath.Join(o.profileDir, fmt.Sprintf("heap-%dx%d.pprof", sz.bbs, sz.nodes))); err != nil {
+			logf("heap profile: %v", err)
+		}
+	}
 	if res.objects, err = countObjects(ctx, c); err != nil {
 		return nil, err
 	}
@@ -272,6 +292,7 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 		return nil, err
 	}
 	res.peakRSS, res.rssAtEnd, res.cpuTotal = mgr.usage()
+	res.load[2] = loadAverage()
 	res.eventsTotal = obs.eventCounts()
 	res.kubeletPods, res.kubeletPatches, res.gcDeletes = klet.Started.Load(), klet.StatusPatches.Load(), obs.gcDeletes.Load()
 
@@ -371,4 +392,14 @@ func countObjects(ctx context.Context, c client.Client) (map[string]int, error) 
 
 func schemaGVK(group, version, kind string) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
+}
+
+// loadAverage is the machine's 1-minute load average: other work on the machine slows the
+// control plane and the manager alike.
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(raw))[0]
 }
