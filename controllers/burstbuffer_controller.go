@@ -246,6 +246,9 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
+	if err := indexFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	if r.PodLogTail == nil {
 		cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 		if err != nil {

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"context"
+
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -43,4 +45,40 @@ func podCacheSelector() labels.Selector {
 		panic(err) // a constant key: unreachable
 	}
 	return labels.NewSelector().Add(*req)
+}
+
+// Field indexes of the manager's cache: what is on a node is looked up, not found by a scan
+// of every pod or burst buffer, whose cost would grow with all that exist.
+const (
+	// podNodeField indexes pods by spec.nodeName.
+	podNodeField = "spec.nodeName"
+	// bbNodeField indexes burst buffers by the names in status.nodes.
+	bbNodeField = "status.nodes.name"
+)
+
+// indexFields registers the field indexes with the manager's cache (before it starts).
+func indexFields(ctx context.Context, idx client.FieldIndexer) error {
+	if err := idx.IndexField(ctx, &corev1.Pod{}, podNodeField, podNode); err != nil {
+		return err
+	}
+	return idx.IndexField(ctx, &v1alpha1.BurstBuffer{}, bbNodeField, burstBufferNodes)
+}
+
+func podNode(o client.Object) []string {
+	if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+		return []string{p.Spec.NodeName}
+	}
+	return nil
+}
+
+func burstBufferNodes(o client.Object) []string {
+	bb, ok := o.(*v1alpha1.BurstBuffer)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(bb.Status.Nodes))
+	for _, n := range bb.Status.Nodes {
+		out = append(out, n.Name)
+	}
+	return out
 }

@@ -401,7 +401,7 @@ func measuringSelector() labels.Selector {
 // foreignMeasuringPods are other burst buffers' measuring pods on node that have not ended.
 func (r *BurstBufferReconciler) foreignMeasuringPods(ctx context.Context, bb *v1alpha1.BurstBuffer, node string) ([]string, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.MatchingLabelsSelector{Selector: measuringSelector()}); err != nil {
+	if err := r.List(ctx, &pods, client.MatchingFields{podNodeField: node}, client.MatchingLabelsSelector{Selector: measuringSelector()}); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -588,16 +588,12 @@ func (r *BurstBufferReconciler) burstBuffersWaitingForLock(ctx context.Context, 
 		return nil
 	}
 	var list v1alpha1.BurstBufferList
-	if err := r.List(ctx, &list); err != nil {
+	if err := r.List(ctx, &list, client.MatchingFields{bbNodeField: node}); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request
 	for i := range list.Items {
-		bb := &list.Items[i]
-		if validationEnded(bb) {
-			continue
-		}
-		if slices.ContainsFunc(bb.Status.Nodes, func(n v1alpha1.NodeStatus) bool { return n.Name == node }) {
+		if bb := &list.Items[i]; !validationEnded(bb) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bb)})
 		}
 	}
