@@ -72,6 +72,27 @@ func bbOn(name string, nodes ...string) *v1alpha1.BurstBuffer {
 	return bb
 }
 
+// Once its nodes are chosen, a visit reads those nodes, not the cluster's.
+func TestReconcileNodesReadsItsOwnNodes(t *testing.T) {
+	c := newListRecorder(t, simNodes(200)...)
+	r := &BurstBufferReconciler{Client: c}
+	bb := bbOn("a", "n007", "n150", "gone")
+	s := &scope{bb: bb, nodes: []string{"n007", "n150", "gone"}}
+	if _, done, err := r.reconcileNodes(context.Background(), s); err != nil || !done {
+		t.Fatalf("done %v, err %v", done, err)
+	}
+	if len(c.lists) > 0 {
+		t.Errorf("listed %v", c.lists)
+	}
+	var got []string
+	for _, n := range s.nodeObjs {
+		got = append(got, n.Name)
+	}
+	if fmt.Sprint(got) != "[n007 n150]" {
+		t.Errorf("node objects %v, want [n007 n150] (a node that is gone is left out)", got)
+	}
+}
+
 // Another burst buffer's measuring pods on a node, and the burst buffers a node's lock event
 // wakes, are looked up by node.
 func TestLookupsByNode(t *testing.T) {
