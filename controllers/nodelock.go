@@ -452,14 +452,17 @@ func loadsNode(p *corev1.Pod) bool {
 	return st == nodetask.Running
 }
 
-// heldLeases are the node locks bb holds or queues at (from the cache).
+// heldLeases are the node locks bb holds or queues at (from the cache): those of its own
+// nodes, the only ones it takes, read one by one - not every node's lock on every visit.
 func (r *BurstBufferReconciler) heldLeases(ctx context.Context, bb *v1alpha1.BurstBuffer) (held, queued []coordinationv1.Lease, err error) {
-	var list coordinationv1.LeaseList
-	if err := r.List(ctx, &list, client.InNamespace(r.CacheNamespace), client.MatchingLabels{nodetask.LabelComponent: nodetask.ComponentNodeLock}); err != nil {
-		return nil, nil, err
-	}
 	me := queueEntry{BB: holderID(bb), UID: bb.UID}
-	for _, l := range list.Items {
+	for _, n := range bb.Status.Nodes {
+		var l coordinationv1.Lease
+		if err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: lockName(n.Name)}, &l); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return nil, nil, err
+		}
 		switch {
 		case holds(&l, bb):
 			held = append(held, l)

@@ -93,6 +93,46 @@ func TestReconcileNodesReadsItsOwnNodes(t *testing.T) {
 	}
 }
 
+// The locks a burst buffer holds or queues at are its own nodes', read one by one.
+func TestHeldLeasesReadsItsOwnNodesLocks(t *testing.T) {
+	mine, other := bbOn("a", "n001", "n002", "n003"), bbOn("b", "n002")
+	objs := []client.Object{}
+	for i := 0; i < 100; i++ {
+		r := &BurstBufferReconciler{CacheNamespace: "ops"}
+		l := r.newLease(fmt.Sprintf("n%03d", i))
+		switch i {
+		case 1, 3:
+			take(&l, mine, metav1.Now().Time)
+		case 2:
+			take(&l, other, metav1.Now().Time)
+			writeQueue(&l, []queueEntry{{BB: holderID(mine), UID: mine.UID}})
+		case 50:
+			take(&l, other, metav1.Now().Time)
+		}
+		objs = append(objs, &l)
+	}
+	c := newListRecorder(t, objs...)
+	r := &BurstBufferReconciler{Client: c, CacheNamespace: "ops"}
+	held, queued, err := r.heldLeases(context.Background(), mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(ls []coordinationv1.Lease) []string {
+		var out []string
+		for _, l := range ls {
+			out = append(out, l.Annotations[annNode])
+		}
+		sort.Strings(out)
+		return out
+	}
+	if fmt.Sprint(names(held)) != "[n001 n003]" || fmt.Sprint(names(queued)) != "[n002]" {
+		t.Errorf("held %v, queued %v; want [n001 n003] and [n002]", names(held), names(queued))
+	}
+	if len(c.lists) > 0 {
+		t.Errorf("listed %v", c.lists)
+	}
+}
+
 // Another burst buffer's measuring pods on a node, and the burst buffers a node's lock event
 // wakes, are looked up by node.
 func TestLookupsByNode(t *testing.T) {
