@@ -55,7 +55,7 @@ func freePort() (string, error) {
 
 // startManager runs bin/manager against the cluster with the manager's identity, the
 // metrics endpoint on a free local port and the log in dir.
-func startManager(binary, kubeconfig, dir string) (*manager, error) {
+func startManager(binary, kubeconfig, dir string, pprof bool) (*manager, error) {
 	metrics, err := freePort()
 	if err != nil {
 		return nil, err
@@ -64,23 +64,25 @@ func startManager(binary, kubeconfig, dir string) (*manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	pprof, err := freePort()
-	if err != nil {
-		return nil, err
-	}
 	logFile, err := os.Create(filepath.Join(dir, "manager.log"))
 	if err != nil {
 		return nil, err
 	}
-	m := &manager{metricsAddr: metrics, pprofAddr: pprof, logFile: logFile, done: make(chan struct{}), sampling: make(chan struct{})}
-	m.cmd = exec.Command(binary,
+	m := &manager{metricsAddr: metrics, logFile: logFile, done: make(chan struct{}), sampling: make(chan struct{})}
+	args := []string{
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", metrics,
 		"--health-probe-bind-address", probes,
-		"--pprof-bind-address", pprof,
 		"--cache-namespace", operatorNamespace,
 		"--agent-image", "beeburst/agent:scale",
-	)
+	}
+	if pprof {
+		if m.pprofAddr, err = freePort(); err != nil {
+			return nil, err
+		}
+		args = append(args, "--pprof-bind-address", m.pprofAddr)
+	}
+	m.cmd = exec.Command(binary, args...)
 	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
 	if err := m.cmd.Start(); err != nil {
 		logFile.Close()

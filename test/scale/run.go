@@ -127,7 +127,7 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 	}
 
 	logf("%s: starting the manager (%s)", sz, o.manager)
-	mgr, err := startManager(o.manager, cl.kubeconfig, dir)
+	mgr, err := startManager(o.manager, cl.kubeconfig, dir, o.profileDir != "")
 	if err != nil {
 		return nil, err
 	}
