@@ -49,7 +49,7 @@ func main() {
 	flag.IntVar(&o.maxNodes, "max-nodes", 32, "most nodes of a burst buffer")
 	flag.Float64Var(&o.deleteShare, "delete-share", 0.1, "share of burst buffers deleted 2-12 s after creation")
 	flag.DurationVar(&o.idle, "idle", 30*time.Second, "how long all stay Ready before the teardown")
-	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "bound of each size's run")
+	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "bound of each size's wait for all Ready, and of its wait for all gone")
 	flag.Int64Var(&seed, "seed", 1, "seed of the sizes, node choices and deletions")
 	flag.Float64Var(&o.speed, "speed", 1, "the simulated kubelet's clock: runs take 1/speed of their time")
 	flag.StringVar(&outDir, "out", "docs/bench", "directory of the report file ('' for none)")

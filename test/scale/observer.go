@@ -25,6 +25,8 @@ var bbResource = schema.GroupVersionResource{Group: v1alpha1.GroupVersion.Group,
 // bbTimes is one burst buffer's life as the harness saw it.
 type bbTimes struct {
 	created, ready, gone time.Time
+	// visited: the manager's first status (a phase), with stage 1's estimate.
+	visited time.Time
 	deleted              bool // deleted by the harness before it was Ready
 	phase                string
 	reason               string
@@ -161,6 +163,9 @@ func (o *observer) sawBB(obj any, gone bool) {
 	}
 	changed := t.phase != phase || gone
 	t.phase, t.reason = phase, reason
+	if phase != "" && t.visited.IsZero() {
+		t.visited = time.Now()
+	}
 	if phase == string(v1alpha1.PhaseReady) && t.ready.IsZero() {
 		t.ready = time.Now()
 	}

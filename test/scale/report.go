@@ -85,6 +85,15 @@ func table(results []*result) string {
 		}
 		return fmt.Sprintf("%s / %s / %s", secsF(pct(d, 0.5)), secsF(pct(d, 0.9)), secsF(pct(d, 1)))
 	})
+	row("  create -> first status (stage 1) p50 / p90 / max", func(r *result) string {
+		var d []float64
+		for _, t := range r.bbs {
+			if !t.visited.IsZero() {
+				d = append(d, t.visited.Sub(t.created).Seconds())
+			}
+		}
+		return fmt.Sprintf("%s / %s / %s", secsF(pct(d, 0.5)), secsF(pct(d, 0.9)), secsF(pct(d, 1)))
+	})
 	row("  teardown: all gone after the first delete", func(r *result) string { return secs(r.allGone.Sub(r.teardownStart)) })
 
 	section("manager (its own process)")

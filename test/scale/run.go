@@ -84,8 +84,6 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 	if !o.keep {
 		defer os.RemoveAll(dir)
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
 
 	logf("%s: starting kube-apiserver and etcd (%s)", sz, dir)
 	cl, err := startCluster(ctx, o.root, o.kubeBin, dir)
@@ -223,8 +221,11 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 	}
 	// Wait for the mid-way deletions to have fallen due (at most 12 s after the last arrival).
 	time.Sleep(12 * time.Second)
-	if !obs.waitUntil(ctx, settled) {
-		logf("%s: timed out waiting for Ready", sz)
+	// The bound ends the wait, not the run: what was measured until then is reported.
+	readyCtx, cancelReady := context.WithTimeout(ctx, o.timeout)
+	defer cancelReady()
+	if !obs.waitUntil(readyCtx, settled) {
+		logf("%s: %s passed before all were Ready", sz, o.timeout)
 	}
 	res.bbs = obs.snapshot()
 	res.allReady = res.start // the last Ready seen
@@ -283,8 +284,10 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 		}
 		return true
 	}
-	if !obs.waitUntil(ctx, gone) {
-		logf("%s: timed out waiting for the teardown", sz)
+	goneCtx, cancelGone := context.WithTimeout(ctx, o.timeout)
+	defer cancelGone()
+	if !obs.waitUntil(goneCtx, gone) {
+		logf("%s: %s passed before all were gone", sz, o.timeout)
 	}
 	res.allGone = time.Now()
 	res.metricsAtEnd, err = mgr.scrape()
