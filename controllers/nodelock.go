@@ -429,7 +429,7 @@ func othersOn(pods []corev1.Pod, bb *v1alpha1.BurstBuffer, node string) []*corev
 // measuringBusy says whether a measuring pod of bb has not ended yet.
 func (r *BurstBufferReconciler) measuringBusy(ctx context.Context, bb *v1alpha1.BurstBuffer) (bool, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
+	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), ofBurstBuffer(bb), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
 		return false, err
 	}
 	for i := range pods.Items {

@@ -68,7 +68,7 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 			return ctrl.Result{}, false, nil
 		}
 		var pods corev1.PodList
-		if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: wsel}); err != nil {
+		if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), ofBurstBuffer(bb), client.MatchingLabelsSelector{Selector: wsel}); err != nil {
 			return ctrl.Result{}, false, err
 		}
 		req.Pods = pods.Items

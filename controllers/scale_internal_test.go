@@ -42,6 +42,7 @@ func newListRecorder(t *testing.T, objs ...client.Object) *listRecorder {
 	lr.Client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.BurstBuffer{}).
 		WithIndex(&corev1.Pod{}, podNodeField, podNode).
+		WithIndex(&corev1.Pod{}, podBurstBufferField, podBurstBuffer).
 		WithIndex(&v1alpha1.BurstBuffer{}, bbNodeField, burstBufferNodes).
 		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 			o := client.ListOptions{}
@@ -181,5 +182,44 @@ func TestLookupsByNode(t *testing.T) {
 		if l != "*v1.PodList by spec.nodeName=n002" && l != "*v1alpha1.BurstBufferList by status.nodes.name=n002" {
 			t.Errorf("a list not narrowed by node: %s", l)
 		}
+	}
+}
+
+// A burst buffer's own pods are looked up by it, not found among every pod of its namespace.
+func TestPodsOfABurstBuffer(t *testing.T) {
+	pod := func(ns, name string, labels map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}}
+	}
+	task := func(bb string) map[string]string {
+		return map[string]string{v1alpha1.LabelBurstBuffer: bb, nodetask.LabelManagedBy: nodetask.ManagedBy}
+	}
+	objs := []client.Object{
+		pod("jobs", "a-prep-0", task("a")), pod("jobs", "a-sweep-0-0", task("a")),
+		pod("other", "a-prep-0", task("a")), // a burst buffer of the same name elsewhere
+		pod("jobs", "job-0", map[string]string{v1alpha1.LabelBurstBuffer: "a"}),
+	}
+	for i := 0; i < 50; i++ {
+		objs = append(objs, pod("jobs", fmt.Sprintf("b-prep-%d", i), task("b")))
+	}
+	c := newListRecorder(t, objs...)
+	r := &BurstBufferReconciler{Client: c}
+	pods, err := r.taskPods(context.Background(), bbOn("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pods.Items {
+		names = append(names, p.Namespace+"/"+p.Name)
+	}
+	sort.Strings(names)
+	if fmt.Sprint(names) != "[jobs/a-prep-0 jobs/a-sweep-0-0]" {
+		t.Errorf("task pods of jobs/a: %v", names)
+	}
+	if fmt.Sprint(c.lists) != "[*v1.PodList by burstBuffer=jobs/a]" {
+		t.Errorf("lists %v, want one narrowed to the burst buffer", c.lists)
+	}
+	if got := podBurstBuffer(pod("beeburst-system", "jobs-a-clean-0", map[string]string{
+		v1alpha1.LabelBurstBuffer: "a", nodetask.LabelBurstBufferNamespace: "jobs"})); fmt.Sprint(got) != "[jobs/a]" {
+		t.Errorf("a task pod run in the operator's namespace is indexed as %v, want [jobs/a]", got)
 	}
 }

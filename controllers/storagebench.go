@@ -52,7 +52,7 @@ func (r *BurstBufferReconciler) runStorageBench(ctx context.Context, s *scope, f
 	plan := beegfs.StorageBenchPlanFor(beegfs.TargetsPerNode(s.bb), fastest, leastFree, seconds)
 	// StorageBench measures the nodes' devices: only while this burst buffer holds them.
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(s.bb.Namespace), client.MatchingLabels{
+	if err := r.List(ctx, &pods, client.InNamespace(s.bb.Namespace), ofBurstBuffer(s.bb), client.MatchingLabels{
 		v1alpha1.LabelBurstBuffer: s.bb.Name, nodetask.LabelComponent: nodetask.ComponentStorageBench,
 	}); err != nil {
 		return nil, false, err

@@ -61,7 +61,7 @@ func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alp
 // the cache.
 func (r *BurstBufferReconciler) taskPods(ctx context.Context, bb *v1alpha1.BurstBuffer) (*corev1.PodList, error) {
 	var pods corev1.PodList
-	err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
+	err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), ofBurstBuffer(bb), client.MatchingLabels{
 		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy,
 	})
 	return &pods, err

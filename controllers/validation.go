@@ -268,7 +268,7 @@ func (r *BurstBufferReconciler) endValidation(ctx context.Context, s *scope) err
 // quick profile's chained runs still waiting for their turn (chain.go).
 func (r *BurstBufferReconciler) stopMeasuringPods(ctx context.Context, bb *v1alpha1.BurstBuffer) error {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
+	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), ofBurstBuffer(bb), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
 		return err
 	}
 	for i := range pods.Items {
