@@ -155,14 +155,14 @@ func (r *BurstBufferReconciler) acquireNodeLocks(ctx context.Context, s *scope) 
 	s.locks.tried = true
 	nodes := slices.Clone(s.nodes)
 	sort.Strings(nodes)
-	for _, n := range nodes {
+	for i, n := range nodes {
 		w, err := r.acquireNode(ctx, s.bb, n)
 		if err != nil {
 			return err
 		}
 		if w != nil {
 			s.locks.wait = w
-			return nil
+			return r.leaveQueues(ctx, s.bb, nodes[i+1:])
 		}
 	}
 	s.locks.held = true
@@ -251,6 +251,34 @@ func (r *BurstBufferReconciler) acquireNode(ctx context.Context, bb *v1alpha1.Bu
 	}
 	log.Info("took the measuring lock of a node", "node", node, "lease", l.Name, "previousHolder", prev, "waiting", len(queue))
 	return nil, nil
+}
+
+// leaveQueues takes bb out of the queues of nodes, those after the one it waits for. It is
+// queued there only if it lost an earlier node's lock after it queued (a lease that ran out
+// while its visits were late): a node kept free for it while it waits for an earlier one
+// would close a cycle of waits, which taking the locks in node order otherwise rules out.
+func (r *BurstBufferReconciler) leaveQueues(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) error {
+	me := queueEntry{BB: holderID(bb), UID: bb.UID}
+	for _, n := range nodes {
+		var l coordinationv1.Lease
+		if err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: lockName(n)}, &l); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		queue := readQueue(&l)
+		i := slices.Index(queue, me)
+		if i < 0 {
+			continue
+		}
+		writeQueue(&l, slices.Delete(queue, i, i+1))
+		if err := r.Update(ctx, &l); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return err // a conflict: the next visit looks again
+		}
+		logf.FromContext(ctx).Info("left the queue of a later node: waiting for an earlier one", "node", n)
+	}
+	return nil
 }
 
 // queueAt records the queue if it changed and returns w.

@@ -211,6 +211,46 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 		}
 	})
 
+	It("leaves the queue of a later node while it waits for an earlier one's lock, so that the later node is not kept free for it", func() {
+		// x1 < x2. Y needs both; Z holds x1. Y's place at the head of x2's queue is what it
+		// keeps after losing x1's lock (its lease ran out while its visits were late): x2
+		// would stay free for Y, which waits for x1 - and W, which needs x2 alone, would
+		// wait for Y; with more burst buffers such waits closed a cycle.
+		x1, x2 := ns+"-x1", ns+"-x2"
+		makeNode(ctx, x1, map[string]string{"pair": ns, "first": "yes"})
+		makeNode(ctx, x2, map[string]string{"pair": ns, "second": "yes"})
+		on := func(name string, count int32, sel map[string]string) *v1alpha1.BurstBuffer {
+			bb := quick(name)
+			bb.Spec.Nodes = v1alpha1.NodesSpec{Count: count, Selector: &metav1.LabelSelector{MatchLabels: sel}}
+			return bb
+		}
+		z, y, w := on("z", 1, map[string]string{"first": "yes"}), on("y", 2, map[string]string{"pair": ns}), on("w", 1, map[string]string{"second": "yes"})
+		Expect(k8s.Create(ctx, z)).To(Succeed())
+		finishPod(ctx, ns, "z-prep-0", corev1.PodSucceeded, "")
+		Eventually(holderOf(ctx, x1), timeout).Should(Equal(ns + "/z"))
+		Expect(k8s.Create(ctx, y)).To(Succeed())
+		prepared("y")
+		Eventually(func() []string { return queueOf(ctx, x1) }, timeout).Should(Equal([]string{ns + "/y"}))
+
+		By("a free x2 with Y at the head of its queue")
+		yUID := get(ctx, y).UID
+		free := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "beeburst-measure-" + x2, Namespace: "default",
+			Labels: map[string]string{"app.kubernetes.io/name": "beeburst", "app.kubernetes.io/component": "node-lock",
+				"app.kubernetes.io/managed-by": "beeburst-operator"},
+			Annotations: map[string]string{"beeburst.io/node": x2, "beeburst.io/queue": fmt.Sprintf(`[{"bb":%q,"uid":%q}]`, ns+"/y", yUID)}}}
+		Expect(k8s.Create(ctx, free)).To(Succeed())
+		Eventually(func() []string { return queueOf(ctx, x2) }, timeout).Should(BeEmpty(), "Y leaves x2's queue: it waits for x1")
+
+		By("W takes x2 and measures while Y waits for x1")
+		Expect(k8s.Create(ctx, w)).To(Succeed())
+		finishPod(ctx, ns, "w-prep-0", corev1.PodSucceeded, "")
+		Eventually(holderOf(ctx, x2), timeout).Should(Equal(ns + "/w"))
+		Eventually(podExists(ctx, ns, "w-probe-dev-0"), timeout).Should(BeTrue())
+		for _, bb := range []*v1alpha1.BurstBuffer{z, y, w} {
+			Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		}
+	})
+
 	It("takes over the lock of a burst buffer that is gone, and keeps the queue across a manager restart", func() {
 		ghost := ns + "/x"
 		Expect(k8s.Create(ctx, &coordinationv1.Lease{
