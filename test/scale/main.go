@@ -36,6 +36,7 @@ func main() {
 		sizes    string
 		outDir   string
 		seed     int64
+		label    string
 		progress = func(format string, args ...any) {
 			fmt.Fprintf(os.Stderr, "%s bench-scale: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 		}
@@ -53,6 +54,7 @@ func main() {
 	flag.Int64Var(&seed, "seed", 1, "seed of the sizes, node choices and deletions")
 	flag.Float64Var(&o.speed, "speed", 1, "the simulated kubelet's clock: runs take 1/speed of their time")
 	flag.StringVar(&outDir, "out", "docs/bench", "directory of the report file ('' for none)")
+	flag.StringVar(&label, "label", "", "what the run compares, e.g. the manager's version: in the report's header and its file name")
 	flag.BoolVar(&o.keep, "keep", false, "keep each run's directory (audit log, manager log)")
 	flag.StringVar(&o.profileDir, "profile", "", "directory for the manager's CPU profile (the arrivals and a minute after) and heap profile (at all Ready)")
 	flag.Parse()
@@ -90,10 +92,23 @@ func main() {
 		}
 		results = append(results, r)
 	}
-	report := header(o, host, started) + "\n" + table(results) + goals(results)
+	report := header(o, host, started)
+	if label != "" {
+		report += "label: " + label + "\n"
+	}
+	report += "\n" + table(results) + goals(results)
 	fmt.Print(report)
 	if outDir != "" {
-		name := filepath.Join(outDir, fmt.Sprintf("scale-%s-%s.txt", started.UTC().Format("2006-01-02"), host))
+		base := fmt.Sprintf("scale-%s-%s", started.UTC().Format("2006-01-02"), host)
+		if label != "" {
+			base += "-" + strings.Trim(strings.Map(func(r rune) rune {
+				if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+					return r
+				}
+				return '-'
+			}, strings.ToLower(strings.Fields(label)[0])), "-")
+		}
+		name := filepath.Join(outDir, base+".txt")
 		err := os.MkdirAll(outDir, 0o755)
 		if err == nil {
 			err = os.WriteFile(name, []byte(report), 0o644)
