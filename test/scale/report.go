@@ -21,7 +21,8 @@ func header(o options, host string, now time.Time) string {
 	fmt.Fprintf(&b, "kubelet: test/scale/kubelet, simulated: no containers; pending, running, the exit with the agent's report from a per-node model, the phase; the quick profile's chain honoured; real time\n")
 	fmt.Fprintf(&b, "load: engine local, profile quick, %d-%d nodes each (uniform; the least used nodes, as a scheduler's allocation), %.0f per second, %.0f%% deleted 2-12 s after creation;\n",
 		o.minNodes, o.maxNodes, o.rate, 100*o.deleteShare)
-	fmt.Fprintf(&b, "      once all are Ready, %s idle, then all deleted at %.0f per second. The control plane, the kubelet and the manager share the machine's CPUs.\n", o.idle, o.rate)
+	fmt.Fprintf(&b, "      once all are Ready, idle (%s, measured from 10 s after the last Ready), then all deleted at %.0f per second.\n", o.idle, o.rate)
+	fmt.Fprintf(&b, "      The control plane, the kubelet and the manager share the machine's CPUs with whatever else runs there (its load is in the table).\n")
 	return b.String()
 }
 
@@ -111,9 +112,10 @@ func table(results []*result) string {
 	section("reconciles (burstbuffer controller)")
 	row("  per burst buffer: to Ready / idle / teardown", func(r *result) string {
 		a := sumCounter(r.metricsAtReady, "controller_runtime_reconcile_total", bbc)
-		b := sumCounter(r.metricsAtIdleEnd, "controller_runtime_reconcile_total", bbc)
+		i0 := sumCounter(r.metricsAtIdleStart, "controller_runtime_reconcile_total", bbc)
+		i1 := sumCounter(r.metricsAtIdleEnd, "controller_runtime_reconcile_total", bbc)
 		c := sumCounter(r.metricsAtEnd, "controller_runtime_reconcile_total", bbc)
-		return fmt.Sprintf("%.1f / %.2f / %.1f", a/n(r), (b-a)/n(r), (c-b)/n(r))
+		return fmt.Sprintf("%.1f / %.2f / %.1f", a/n(r), (i1-i0)/n(r), (c-i1)/n(r))
 	})
 	row("  reconcile time p50 / p99 (to Ready)", func(r *result) string {
 		h := histogram(r.metricsAtReady, "controller_runtime_reconcile_time_seconds", bbc)
@@ -140,7 +142,7 @@ func table(results []*result) string {
 	row("  in all (to Ready + idle + teardown)", func(r *result) string { return fmt.Sprintf("%.1f", float64(r.requests["run"].total())/n(r)) })
 	row("  to all Ready", func(r *result) string { return fmt.Sprintf("%.1f", float64(r.requests["toReady"].total())/n(r)) })
 	row("  while idle, all burst buffers (per minute)", func(r *result) string {
-		return fmt.Sprintf("%.0f", float64(r.requests["idle"].total())/r.idleEnd.Sub(r.allReady).Minutes())
+		return fmt.Sprintf("%.0f", float64(r.requests["idle"].total())/r.idleEnd.Sub(r.idleStart).Minutes())
 	})
 	row("  teardown", func(r *result) string { return fmt.Sprintf("%.1f", float64(r.requests["teardown"].total())/n(r)) })
 	keys := map[string]bool{}

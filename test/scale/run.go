@@ -25,6 +25,9 @@ import (
 	"github.com/beeburst/beeburst/test/scale/kubelet"
 )
 
+// idleSettle is how long after the last Ready the idle spell starts.
+const idleSettle = 10 * time.Second
+
 // benchNamespace holds the burst buffers: one namespace, as one project's jobs would.
 const benchNamespace = "scale"
 
@@ -53,7 +56,8 @@ type result struct {
 	sizes                []int // nodes per burst buffer, in creation order
 	deletedMidway        int
 	start, allReady      time.Time
-	idleEnd, allGone     time.Time
+	idleStart, idleEnd   time.Time
+	allGone              time.Time
 	teardownStart        time.Time
 	bbs                  map[types.NamespacedName]bbTimes
 	notReady             []string
@@ -61,6 +65,7 @@ type result struct {
 	rssAtEnd             int64
 	cpuAtReady, cpuTotal time.Duration
 	metricsAtReady       map[string]*dto.MetricFamily
+	metricsAtIdleStart   map[string]*dto.MetricFamily
 	metricsAtIdleEnd     map[string]*dto.MetricFamily
 	metricsAtEnd         map[string]*dto.MetricFamily
 	requests             map[string]requestCounts
@@ -257,7 +262,13 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 		return nil, err
 	}
 
-	logf("%s: idle for %s", sz, o.idle)
+	// Idle from 10 s after the last Ready on: the last ones' measuring pods are tidied then.
+	logf("%s: idle for %s", sz, o.idle+idleSettle)
+	time.Sleep(idleSettle)
+	res.idleStart = time.Now()
+	if res.metricsAtIdleStart, err = mgr.scrape(); err != nil {
+		return nil, err
+	}
 	time.Sleep(o.idle)
 	res.idleEnd = time.Now()
 	if res.metricsAtIdleEnd, err = mgr.scrape(); err != nil {
@@ -304,7 +315,7 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 	res.requests, err = readAudit(cl.auditLog, []window{
 		{"run", res.start.Add(-time.Minute), res.allGone.Add(time.Minute)},
 		{"toReady", res.start.Add(-time.Minute), res.allReady},
-		{"idle", res.allReady, res.idleEnd},
+		{"idle", res.idleStart, res.idleEnd},
 		{"teardown", res.teardownStart, res.allGone.Add(time.Minute)},
 	})
 	return res, err
