@@ -661,14 +661,23 @@ func (r *BurstBufferReconciler) runMeasuring(ctx context.Context, s *scope, pod 
 	if err := r.acquireNodeLocks(ctx, s); err != nil || !s.locks.held {
 		return nodetask.Running, "", nil, err
 	}
+	if err := r.createMeasuring(ctx, s, pod); err != nil {
+		return nodetask.Running, "", nil, err
+	}
+	s.locks.busy = true
+	return nodetask.Running, "", pod, nil
+}
+
+// createMeasuring creates a measuring pod of bb, which holds its nodes' locks, in its place
+// in the chain. It only reads s, so several may run at once.
+func (r *BurstBufferReconciler) createMeasuring(ctx context.Context, s *scope, pod *corev1.Pod) error {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[annLockHeld] = "true"
 	r.inChain(ctx, s, pod)
 	if err := r.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nodetask.Running, "", nil, err
+		return err
 	}
-	s.locks.busy = true
-	return nodetask.Running, "", pod, nil
+	return nil
 }

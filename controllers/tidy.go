@@ -30,8 +30,7 @@ func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alp
 	if err != nil {
 		return 0, err
 	}
-	deleted := 0
-	var failed []*corev1.Pod
+	var gone, failed []*corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if !slices.Contains(measuringComponents, p.Labels[nodetask.LabelComponent]) || !p.DeletionTimestamp.IsZero() {
@@ -39,22 +38,15 @@ func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alp
 		}
 		switch p.Status.Phase {
 		case corev1.PodSucceeded:
-			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-				return deleted, err
-			}
-			deleted++
+			gone = append(gone, p)
 		case corev1.PodFailed:
 			failed = append(failed, p)
 		}
 	}
 	sort.Slice(failed, func(i, j int) bool { return failed[j].CreationTimestamp.Before(&failed[i].CreationTimestamp) })
-	for _, p := range failed[min(len(failed), keepFailedPods):] {
-		if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-			return deleted, err
-		}
-		deleted++
-	}
-	return deleted, nil
+	gone = append(gone, failed[min(len(failed), keepFailedPods):]...)
+	err = inParallel(len(gone), func(i int) error { return client.IgnoreNotFound(r.Delete(ctx, gone[i])) })
+	return len(gone), err
 }
 
 // taskPods are the burst buffer's own pods (task pods, engine services and clients), from
