@@ -27,9 +27,9 @@ type bbTimes struct {
 	created, ready, gone time.Time
 	// visited: the manager's first status (a phase), with stage 1's estimate.
 	visited time.Time
-	deleted              bool // deleted by the harness before it was Ready
-	phase                string
-	reason               string
+	deleted bool // deleted by the harness before it was Ready
+	phase   string
+	reason  string
 }
 
 // observer watches what the manager watches, with the manager's own selectors

@@ -76,6 +76,7 @@ func table(results []*result) string {
 	row("  machine load (1 min): start, all Ready, end", func(r *result) string { return strings.Join(r.load[:], ", ") })
 
 	section("time")
+	row("  all created, after the first create", func(r *result) string { return secs(r.allCreated.Sub(r.start)) })
 	row("  last Ready, after the first create", func(r *result) string { return secs(r.allReady.Sub(r.start)) })
 	row("  create -> Ready p50 / p90 / max", func(r *result) string {
 		var d []float64

@@ -56,6 +56,7 @@ type result struct {
 	sizes                []int // nodes per burst buffer, in creation order
 	deletedMidway        int
 	start, allReady      time.Time
+	allCreated           time.Time
 	idleStart, idleEnd   time.Time
 	allGone              time.Time
 	teardownStart        time.Time
@@ -201,6 +202,7 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 		}
 		<-tick.C
 	}
+	res.allCreated = time.Now()
 	// The last deletions fall due after the last arrival.
 	go func() {
 		for key := range deletes {
