@@ -35,7 +35,9 @@ import (
 //     its UID: a burst buffer deleted and created again under the same name is not the holder.
 //   - A burst buffer takes the locks of all its nodes, in the order of the node names
 //     (deadlock-free), before it creates the first measuring pod, and keeps them until none of
-//     its measuring pods is left; then, or when it is deleted, it gives them back.
+//     its measuring pods is left; then, or when it is deleted, it gives them back. While it
+//     waits for a node it keeps the locks it took and is queued at that node alone: a place
+//     in a later node's queue, or a lock given back and taken again, would break the order.
 //   - The holder renews the lease while it holds it (leaseDurationSeconds 120, renewed when
 //     less than half is left). A lease that ran out, or whose holder is gone (another UID,
 //     NotFound), is free: a deleted burst buffer never holds a node. The next holder still
