@@ -207,7 +207,7 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 		Expect(holderOf(ctx, x2)()).To(Equal(ns + "/x"))
 		Expect(condition(ctx, z, v1alpha1.ConditionComponentsMeasured)().Message).To(ContainSubstring("burst buffer " + ns + "/y"))
 		for _, bb := range []*v1alpha1.BurstBuffer{x, y, z} {
-			Expect(k8s.Delete(ctx, bb)).To(Succeed())
+			tearDown(ctx, bb)
 		}
 	})
 
@@ -247,7 +247,7 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 		Eventually(holderOf(ctx, x2), timeout).Should(Equal(ns + "/w"))
 		Eventually(podExists(ctx, ns, "w-probe-dev-0"), timeout).Should(BeTrue())
 		for _, bb := range []*v1alpha1.BurstBuffer{z, y, w} {
-			Expect(k8s.Delete(ctx, bb)).To(Succeed())
+			tearDown(ctx, bb)
 		}
 	})
 
