@@ -150,7 +150,7 @@ func (r *BurstBufferReconciler) startChain(ctx context.Context, s *scope) error 
 		return nil
 	}
 	// The first one takes the node locks; with them held, the others are created a few at
-	// a time - one by one, a chain of 32 nodes (160 pods) held its visit for seconds.
+	// a time: one by one, a chain of 32 nodes (160 pods) would hold its visit for seconds.
 	if _, _, _, err := r.runMeasuring(ctx, s, chain[0].pod); err != nil || !s.locks.held {
 		return err
 	}

@@ -137,8 +137,8 @@ func (r *BurstBufferReconciler) waitMeasuring(ctx context.Context, s *scope) (ct
 	if s.locks.wait != nil {
 		// Still taking its locks in node order: the ones it holds stay held while it waits
 		// for the next (deadlock-free, and its turn comes). Given back, they would go to the
-		// next waiter, which, needing a node that is busy too, would give them back in turn:
-		// a lock changed hands 20 times a second among three such burst buffers.
+		// next waiter, which, needing a node that is busy too, would give them back in turn,
+		// a write and a visit of every waiter each time, for as long as the holder measures.
 		return ctrl.Result{RequeueAfter: wake}, false, nil
 	}
 	return ctrl.Result{RequeueAfter: wake}, false, r.releaseIfIdle(ctx, s, false)
