@@ -92,6 +92,15 @@ test: vet test-unit test-envtest test-testbed test-e2e ## The test command: vet,
 bench: helm ## Not part of make test: on the testbed, apply -> Ready of 1, 5 and 20 burst buffers at once with each stage's share, stage 1's latency, the manager's memory and reconcile latency (test/bench).
 	HELM=$(HELM) hack/cluster.sh bench
 
+# BENCH_SCALE_ARGS: flags of test/scale, e.g. -sizes 20x100 for a short run, -keep to keep the
+# audit and manager logs.
+BENCH_SCALE_ARGS ?=
+
+.PHONY: bench-scale
+bench-scale: envtest ## Not part of make test: the control plane at scale - envtest's API server, the manager, a simulated kubelet, 50 and 200 burst buffers on 250 and 1,000 nodes (test/scale; report in docs/bench).
+	CGO_ENABLED=0 go build -o $(LOCALBIN)/manager ./cmd/manager
+	go run ./test/scale -kube-bin "$(K8S_BIN)" -manager "$(LOCALBIN)/manager" $(BENCH_SCALE_ARGS)
+
 .PHONY: test-unit
 test-unit: host-tools ## Unit tests of the pure packages and commands, with real fio and iperf3 runs.
 	BEEBURST_REQUIRE_TOOLS=1 go test ./api/... ./internal/... ./cmd/... ./hack/... -count=1

@@ -658,4 +658,37 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		tearDown(ctx, first)
 		tearDown(ctx, second)
 	})
+
+	It("gives burst buffers on the same nodes that reach their port shift at the same moment different ones (several visits run at once)", func() {
+		var bbs []*v1alpha1.BurstBuffer
+		for i := range 6 {
+			bb := beegfsBB(ns, fmt.Sprintf("at-once-%d", i), 2)
+			Expect(k8s.Create(ctx, bb)).To(Succeed())
+			bbs = append(bbs, bb)
+		}
+		for _, bb := range bbs {
+			for i := range 2 {
+				Eventually(podExists(ctx, ns, fmt.Sprintf("%s-modcheck-%d", bb.Name, i)), timeout).Should(BeTrue())
+			}
+		}
+		// All checks pass at once: the visits that choose the shifts follow together.
+		var wg sync.WaitGroup
+		for _, bb := range bbs {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				passModuleCheck(ctx, bb, 2)
+			})
+		}
+		wg.Wait()
+		shifts := map[int32]string{}
+		for _, bb := range bbs {
+			Eventually(beegfsStatus(ctx, bb), timeout).ShouldNot(BeNil())
+			s := beegfsStatus(ctx, bb)().ConnPortShift
+			Expect(shifts).NotTo(HaveKey(s), "%s has the port shift of %s", bb.Name, shifts[s])
+			shifts[s] = bb.Name
+		}
+		for _, bb := range bbs {
+			tearDown(ctx, bb)
+		}
+	})
 })

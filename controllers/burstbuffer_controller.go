@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -19,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -75,12 +77,24 @@ type BurstBufferReconciler struct {
 	// ended, or after it started, and still count as beside it (its sandbox's teardown or
 	// setup); 0: a second (secondlook.go); negative: only pods whose containers ran during it.
 	PodSetupMargin time.Duration
+	// MaxConcurrentReconciles is how many burst buffers are visited at once; 0:
+	// defaultConcurrentReconciles.
+	MaxConcurrentReconciles int
 
 	// stale skips visits that read a burst buffer older than this manager's last write.
 	stale staleGuard
 	// podEvents holds the kubelet's events of pods that wait to start (podstart.go).
 	podEvents podEvents
+	// shifts lets one visit at a time choose a BeeGFS port shift (needsPortShift).
+	shifts sync.Mutex
 }
+
+// defaultConcurrentReconciles: a visit mostly waits for the API server (it creates a burst
+// buffer's pods, takes its nodes' locks), so several at once keep up with many burst buffers
+// where one alone lets the queue of visits grow to minutes (make bench-scale). Visits
+// of different burst buffers meet only at the node locks and the per-node figure cache,
+// which are written with optimistic concurrency, and at the port shifts (needsPortShift).
+const defaultConcurrentReconciles = 4
 
 // scope is what the phases of one visit share.
 type scope struct {
@@ -147,6 +161,13 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, r.refuseUndecodable(ctx, bb)
 	}
 
+	if needsPortShift(bb) {
+		// The engine chooses the shift from the other burst buffers' status as the API server
+		// has it: no other visit may choose one until this one's status patch (deferred below,
+		// so it runs before the unlock) is written.
+		r.shifts.Lock()
+		defer r.shifts.Unlock()
+	}
 	s, err := r.newScope(ctx, bb)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -241,6 +262,13 @@ func (r *BurstBufferReconciler) newScope(ctx context.Context, bb *v1alpha1.Burst
 	return s, nil
 }
 
+// needsPortShift: a beegfs burst buffer whose engine has not chosen its port shift yet
+// (beegfs.Engine chooses it while status.beegfs has no management address).
+func needsPortShift(bb *v1alpha1.BurstBuffer) bool {
+	return bb.Spec.Engine == v1alpha1.EngineBeeGFS && bb.DeletionTimestamp.IsZero() &&
+		(bb.Status.BeeGFS == nil || bb.Status.BeeGFS.ManagementAddress == "")
+}
+
 // step is one step of the pipeline: done says whether the next may run on this visit.
 type step func(context.Context, *scope) (ctrl.Result, bool, error)
 
@@ -279,6 +307,9 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
+	if err := indexFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	if r.PodLogTail == nil {
 		cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 		if err != nil {
@@ -289,8 +320,12 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return string(b), err
 		}
 	}
+	if r.MaxConcurrentReconciles <= 0 {
+		r.MaxConcurrentReconciles = defaultConcurrentReconciles
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BurstBuffer{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		// The operator's pods: most run in its own namespace, where no owner reference can
 		// point at a burst buffer; their labels name it.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(burstBufferOfChild),

@@ -35,7 +35,9 @@ import (
 //     its UID: a burst buffer deleted and created again under the same name is not the holder.
 //   - A burst buffer takes the locks of all its nodes, in the order of the node names
 //     (deadlock-free), before it creates the first measuring pod, and keeps them until none of
-//     its measuring pods is left; then, or when it is deleted, it gives them back.
+//     its measuring pods is left; then, or when it is deleted, it gives them back. While it
+//     waits for a node it keeps the locks it took and is queued at that node alone: a place
+//     in a later node's queue, or a lock given back and taken again, would break the order.
 //   - The holder renews the lease while it holds it (leaseDurationSeconds 120, renewed when
 //     less than half is left). A lease that ran out, or whose holder is gone (another UID,
 //     NotFound), is free: a deleted burst buffer never holds a node. The next holder still
@@ -155,14 +157,14 @@ func (r *BurstBufferReconciler) acquireNodeLocks(ctx context.Context, s *scope) 
 	s.locks.tried = true
 	nodes := slices.Clone(s.nodes)
 	sort.Strings(nodes)
-	for _, n := range nodes {
+	for i, n := range nodes {
 		w, err := r.acquireNode(ctx, s.bb, n)
 		if err != nil {
 			return err
 		}
 		if w != nil {
 			s.locks.wait = w
-			return nil
+			return r.leaveQueues(ctx, s.bb, nodes[i+1:])
 		}
 	}
 	s.locks.held = true
@@ -251,6 +253,34 @@ func (r *BurstBufferReconciler) acquireNode(ctx context.Context, bb *v1alpha1.Bu
 	}
 	log.Info("took the measuring lock of a node", "node", node, "lease", l.Name, "previousHolder", prev, "waiting", len(queue))
 	return nil, nil
+}
+
+// leaveQueues takes bb out of the queues of nodes, those after the one it waits for. It is
+// queued there only if it lost an earlier node's lock after it queued (a lease that ran out
+// while its visits were late): a node kept free for it while it waits for an earlier one
+// would close a cycle of waits, which taking the locks in node order otherwise rules out.
+func (r *BurstBufferReconciler) leaveQueues(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) error {
+	me := queueEntry{BB: holderID(bb), UID: bb.UID}
+	for _, n := range nodes {
+		var l coordinationv1.Lease
+		if err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: lockName(n)}, &l); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		queue := readQueue(&l)
+		i := slices.Index(queue, me)
+		if i < 0 {
+			continue
+		}
+		writeQueue(&l, slices.Delete(queue, i, i+1))
+		if err := r.Update(ctx, &l); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return err // a conflict: the next visit looks again
+		}
+		logf.FromContext(ctx).Info("left the queue of a later node: waiting for an earlier one", "node", n)
+	}
+	return nil
 }
 
 // queueAt records the queue if it changed and returns w.
@@ -401,7 +431,7 @@ func measuringSelector() labels.Selector {
 // foreignMeasuringPods are other burst buffers' measuring pods on node that have not ended.
 func (r *BurstBufferReconciler) foreignMeasuringPods(ctx context.Context, bb *v1alpha1.BurstBuffer, node string) ([]string, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.MatchingLabelsSelector{Selector: measuringSelector()}); err != nil {
+	if err := r.List(ctx, &pods, client.MatchingFields{podNodeField: node}, client.MatchingLabelsSelector{Selector: measuringSelector()}); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -439,7 +469,8 @@ func ownPod(bb *v1alpha1.BurstBuffer, p *corev1.Pod) bool {
 // measuringBusy says whether a measuring pod of bb has not ended yet.
 func (r *BurstBufferReconciler) measuringBusy(ctx context.Context, bb *v1alpha1.BurstBuffer) (bool, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(nodetask.Namespace(bb)), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
+	// Wherever they run: by the burst buffer their labels name (the pod index).
+	if err := r.List(ctx, &pods, ofBurstBuffer(bb), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
 		return false, err
 	}
 	for i := range pods.Items {
@@ -462,14 +493,17 @@ func loadsNode(p *corev1.Pod) bool {
 	return st == nodetask.Running
 }
 
-// heldLeases are the node locks bb holds or queues at (from the cache).
+// heldLeases are the node locks bb holds or queues at (from the cache): those of its own
+// nodes, the only ones it takes, read one by one - not every node's lock on every visit.
 func (r *BurstBufferReconciler) heldLeases(ctx context.Context, bb *v1alpha1.BurstBuffer) (held, queued []coordinationv1.Lease, err error) {
-	var list coordinationv1.LeaseList
-	if err := r.List(ctx, &list, client.InNamespace(r.CacheNamespace), client.MatchingLabels{nodetask.LabelComponent: nodetask.ComponentNodeLock}); err != nil {
-		return nil, nil, err
-	}
 	me := queueEntry{BB: holderID(bb), UID: bb.UID}
-	for _, l := range list.Items {
+	for _, n := range bb.Status.Nodes {
+		var l coordinationv1.Lease
+		if err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: lockName(n.Name)}, &l); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return nil, nil, err
+		}
 		switch {
 		case holds(&l, bb):
 			held = append(held, l)
@@ -598,16 +632,12 @@ func (r *BurstBufferReconciler) burstBuffersWaitingForLock(ctx context.Context, 
 		return nil
 	}
 	var list v1alpha1.BurstBufferList
-	if err := r.List(ctx, &list); err != nil {
+	if err := r.List(ctx, &list, client.MatchingFields{bbNodeField: node}); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request
 	for i := range list.Items {
-		bb := &list.Items[i]
-		if validationEnded(bb) {
-			continue
-		}
-		if slices.ContainsFunc(bb.Status.Nodes, func(n v1alpha1.NodeStatus) bool { return n.Name == node }) {
+		if bb := &list.Items[i]; !validationEnded(bb) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bb)})
 		}
 	}
@@ -661,14 +691,23 @@ func (r *BurstBufferReconciler) runMeasuring(ctx context.Context, s *scope, pod 
 	if err := r.acquireNodeLocks(ctx, s); err != nil || !s.locks.held {
 		return nodetask.Running, "", nil, err
 	}
+	if err := r.createMeasuring(ctx, s, pod); err != nil {
+		return nodetask.Running, "", nil, err
+	}
+	s.locks.busy = true
+	return nodetask.Running, "", pod, nil
+}
+
+// createMeasuring creates a measuring pod of bb, which holds its nodes' locks, in its place
+// in the chain. It only reads s, so several may run at once.
+func (r *BurstBufferReconciler) createMeasuring(ctx context.Context, s *scope, pod *corev1.Pod) error {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[annLockHeld] = "true"
 	r.inChain(ctx, s, pod)
 	if err := r.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nodetask.Running, "", nil, err
+		return err
 	}
-	s.locks.busy = true
-	return nodetask.Running, "", pod, nil
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,21 +30,23 @@ import (
 // them (spec.nodes is immutable, and data lives on those nodes).
 func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	bb := s.bb
+	if len(bb.Status.Nodes) > 0 {
+		// Its own nodes only, read one by one: a visit must not cost more for every node
+		// of the cluster (a list copies each one out of the cache).
+		for _, name := range s.nodes {
+			var n corev1.Node
+			if err := r.Get(ctx, client.ObjectKey{Name: name}, &n); apierrors.IsNotFound(err) {
+				continue
+			} else if err != nil {
+				return ctrl.Result{}, false, err
+			}
+			s.nodeObjs = append(s.nodeObjs, n)
+		}
+		return ctrl.Result{}, true, nil
+	}
 	var all corev1.NodeList
 	if err := r.List(ctx, &all); err != nil {
 		return ctrl.Result{}, false, err
-	}
-	byName := map[string]corev1.Node{}
-	for _, n := range all.Items {
-		byName[n.Name] = n
-	}
-	if len(bb.Status.Nodes) > 0 {
-		for _, name := range s.nodes {
-			if n, ok := byName[name]; ok {
-				s.nodeObjs = append(s.nodeObjs, n)
-			}
-		}
-		return ctrl.Result{}, true, nil
 	}
 
 	sel := labels.Everything()
@@ -66,7 +69,7 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 			return ctrl.Result{}, false, nil
 		}
 		var pods corev1.PodList
-		if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: wsel}); err != nil {
+		if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), ofBurstBuffer(bb), client.MatchingLabelsSelector{Selector: wsel}); err != nil {
 			return ctrl.Result{}, false, err
 		}
 		req.Pods = pods.Items

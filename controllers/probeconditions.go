@@ -116,7 +116,7 @@ func (r *BurstBufferReconciler) recordConditions(ctx context.Context, pod *corev
 // Pods that went with a burst buffer deleted meanwhile show through the lock's stamp.
 func (r *BurstBufferReconciler) otherPodsOn(ctx context.Context, bb *v1alpha1.BurstBuffer, node string, from, to time.Time) ([]string, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.MatchingLabelsSelector{Selector: podCacheSelector()}); err != nil {
+	if err := r.List(ctx, &pods, client.MatchingFields{podNodeField: node}, client.MatchingLabelsSelector{Selector: podCacheSelector()}); err != nil {
 		return nil, err
 	}
 	var out []string

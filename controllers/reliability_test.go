@@ -182,6 +182,80 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 		Expect(get(ctx, c).Status.Limits.Components.Write.LimitBytesPerSecond).To(Equal(get(ctx, a).Status.Limits.Components.Write.LimitBytesPerSecond))
 	})
 
+	It("keeps the locks it holds while it waits for the next node's: the waiters behind it stay queued, no lock changes hands", func() {
+		// x1 < x2: Y and Z take x1 first, then x2, which X holds (it measures x2 alone).
+		x1, x2 := ns+"-x1", ns+"-x2"
+		makeNode(ctx, x1, map[string]string{"pair": ns})
+		makeNode(ctx, x2, map[string]string{"pair": ns, "single": "yes"})
+		on := func(name string, count int32, sel map[string]string) *v1alpha1.BurstBuffer {
+			bb := quick(name)
+			bb.Spec.Nodes = v1alpha1.NodesSpec{Count: count, Selector: &metav1.LabelSelector{MatchLabels: sel}}
+			return bb
+		}
+		x, y, z := on("x", 1, map[string]string{"pair": ns, "single": "yes"}), on("y", 2, map[string]string{"pair": ns}), on("z", 2, map[string]string{"pair": ns})
+		Expect(k8s.Create(ctx, x)).To(Succeed())
+		finishPod(ctx, ns, "x-prep-0", corev1.PodSucceeded, "")
+		Eventually(podExists(ctx, ns, "x-probe-dev-0"), timeout).Should(BeTrue())
+		Expect(k8s.Create(ctx, y)).To(Succeed())
+		prepared("y")
+		Eventually(holderOf(ctx, x1), timeout).Should(Equal(ns + "/y"))
+		Eventually(func() []string { return queueOf(ctx, x2) }, timeout).Should(Equal([]string{ns + "/y"}))
+		Expect(k8s.Create(ctx, z)).To(Succeed())
+		prepared("z")
+		Eventually(func() []string { return queueOf(ctx, x1) }, timeout).Should(Equal([]string{ns + "/z"}))
+		handsOf := func() string {
+			l := lease(ctx, x1)
+			return fmt.Sprintf("%s, %d transitions", holderOf(ctx, x1)(), *l.Spec.LeaseTransitions)
+		}
+		Expect(handsOf()).To(HavePrefix(ns + "/y, "))
+		Consistently(handsOf, 3*time.Second).Should(Equal(handsOf()))
+		Expect(holderOf(ctx, x2)()).To(Equal(ns + "/x"))
+		Expect(condition(ctx, z, v1alpha1.ConditionComponentsMeasured)().Message).To(ContainSubstring("burst buffer " + ns + "/y"))
+		for _, bb := range []*v1alpha1.BurstBuffer{x, y, z} {
+			tearDown(ctx, bb)
+		}
+	})
+
+	It("leaves the queue of a later node while it waits for an earlier one's lock, so that the later node is not kept free for it", func() {
+		// x1 < x2. Y needs both; Z holds x1. Y's place at the head of x2's queue is what it
+		// keeps after losing x1's lock (its lease ran out while its visits were late): x2
+		// would stay free for Y, which waits for x1 - and W, which needs x2 alone, would
+		// wait for Y; with more burst buffers such waits closed a cycle.
+		x1, x2 := ns+"-x1", ns+"-x2"
+		makeNode(ctx, x1, map[string]string{"pair": ns, "first": "yes"})
+		makeNode(ctx, x2, map[string]string{"pair": ns, "second": "yes"})
+		on := func(name string, count int32, sel map[string]string) *v1alpha1.BurstBuffer {
+			bb := quick(name)
+			bb.Spec.Nodes = v1alpha1.NodesSpec{Count: count, Selector: &metav1.LabelSelector{MatchLabels: sel}}
+			return bb
+		}
+		z, y, w := on("z", 1, map[string]string{"first": "yes"}), on("y", 2, map[string]string{"pair": ns}), on("w", 1, map[string]string{"second": "yes"})
+		Expect(k8s.Create(ctx, z)).To(Succeed())
+		finishPod(ctx, ns, "z-prep-0", corev1.PodSucceeded, "")
+		Eventually(holderOf(ctx, x1), timeout).Should(Equal(ns + "/z"))
+		Expect(k8s.Create(ctx, y)).To(Succeed())
+		prepared("y")
+		Eventually(func() []string { return queueOf(ctx, x1) }, timeout).Should(Equal([]string{ns + "/y"}))
+
+		By("a free x2 with Y at the head of its queue")
+		yUID := get(ctx, y).UID
+		free := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "beeburst-measure-" + x2, Namespace: "default",
+			Labels: map[string]string{"app.kubernetes.io/name": "beeburst", "app.kubernetes.io/component": "node-lock",
+				"app.kubernetes.io/managed-by": "beeburst-operator"},
+			Annotations: map[string]string{"beeburst.io/node": x2, "beeburst.io/queue": fmt.Sprintf(`[{"bb":%q,"uid":%q}]`, ns+"/y", yUID)}}}
+		Expect(k8s.Create(ctx, free)).To(Succeed())
+		Eventually(func() []string { return queueOf(ctx, x2) }, timeout).Should(BeEmpty(), "Y leaves x2's queue: it waits for x1")
+
+		By("W takes x2 and measures while Y waits for x1")
+		Expect(k8s.Create(ctx, w)).To(Succeed())
+		finishPod(ctx, ns, "w-prep-0", corev1.PodSucceeded, "")
+		Eventually(holderOf(ctx, x2), timeout).Should(Equal(ns + "/w"))
+		Eventually(podExists(ctx, ns, "w-probe-dev-0"), timeout).Should(BeTrue())
+		for _, bb := range []*v1alpha1.BurstBuffer{z, y, w} {
+			tearDown(ctx, bb)
+		}
+	})
+
 	It("takes over the lock of a burst buffer that is gone, and keeps the queue across a manager restart", func() {
 		ghost := ns + "/x"
 		Expect(k8s.Create(ctx, &coordinationv1.Lease{
@@ -388,9 +462,11 @@ var _ = Describe("Deletion always finishes or says why not", func() {
 		Expect(k8s.Delete(ctx, bb)).To(Succeed())
 		Eventually(deleting(ctx, ns, "down-probe-dev-1"), timeout).Should(BeTrue())
 		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), teardownBound+timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonTeardownStuck))
-		// The quick profile's ten pods (chained: all created at once) stop together; the
-		// message names as many as it holds.
-		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(MatchRegexp(`pod [0-9a-f]{6}-down-[a-z0-9-]+ on node ` + ns + `-b has been stopping`))
+		// The quick profile's ten pods (chained: all created at once) are stopped in one visit;
+		// the message names as many as it holds. Their deletion times have whole seconds, and
+		// the deletions can straddle one: the last ones pass the bound a second later.
+		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).Should(
+			MatchRegexp(`pod [0-9a-f]{6}-down-[a-z0-9-]+ on node ` + ns + `-b has been stopping`))
 
 		setHurry(bb)
 		Eventually(podExists(ctx, ns, "down-probe-dev-1"), timeout).Should(BeFalse())

@@ -52,8 +52,9 @@ func (r *BurstBufferReconciler) runStorageBench(ctx context.Context, s *scope, f
 	plan := beegfs.StorageBenchPlanFor(beegfs.TargetsPerNode(s.bb), fastest, leastFree, seconds)
 	// StorageBench measures the nodes' devices: only while this burst buffer holds them.
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(nodetask.Namespace(s.bb)), childLabels(s.bb),
-		client.MatchingLabels{nodetask.LabelComponent: nodetask.ComponentStorageBench}); err != nil {
+	if err := r.List(ctx, &pods, ofBurstBuffer(s.bb), client.MatchingLabels{
+		nodetask.LabelManagedBy: nodetask.ManagedBy, nodetask.LabelComponent: nodetask.ComponentStorageBench,
+	}); err != nil {
 		return nil, false, err
 	}
 	if len(pods.Items) == 0 {

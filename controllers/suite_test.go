@@ -3,8 +3,11 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,9 +87,46 @@ var _ = AfterSuite(func() {
 	}
 })
 
+// managerRequests counts the API requests of the manager the suite runs (watches apart), by
+// verb: a spec holds what a burst buffer costs the API server to a bound.
+var managerRequests requestCounter
+
+type requestCounter struct {
+	mu     sync.Mutex
+	byVerb map[string]int
+}
+
+func (c *requestCounter) add(verb string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byVerb == nil {
+		c.byVerb = map[string]int{}
+	}
+	c.byVerb[verb]++
+}
+
+func (c *requestCounter) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.byVerb)
+}
+
+type countingTransport struct{ next http.RoundTripper }
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	verb := req.Method
+	if req.URL.Query().Get("watch") == "true" {
+		verb = "WATCH"
+	}
+	managerRequests.add(verb)
+	return t.next.RoundTrip(req)
+}
+
 // startManager runs the operator in-process, configured as cmd/manager configures it.
 func startManager() {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mcfg := rest.CopyConfig(cfg)
+	mcfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt} })
+	mgr, err := ctrl.NewManager(mcfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",

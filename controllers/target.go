@@ -50,7 +50,7 @@ func (r *BurstBufferReconciler) chooseNodes(ctx context.Context, s *scope, req p
 		// Nodes of the workload are preferred even when they do not decide placement.
 		if sel, err := workload.Selector(bb); err == nil {
 			var pods corev1.PodList
-			if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), ofBurstBuffer(bb), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 				return placement.Result{}, err
 			}
 			req.Pods = pods.Items

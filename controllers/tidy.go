@@ -32,8 +32,7 @@ func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alp
 	if err != nil {
 		return 0, err
 	}
-	deleted := 0
-	var failed []*corev1.Pod
+	var gone, failed []*corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if !slices.Contains(measuringComponents, p.Labels[nodetask.LabelComponent]) || !p.DeletionTimestamp.IsZero() {
@@ -41,40 +40,25 @@ func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alp
 		}
 		switch p.Status.Phase {
 		case corev1.PodSucceeded:
-			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-				return deleted, err
-			}
-			deleted++
+			gone = append(gone, p)
 		case corev1.PodFailed:
 			failed = append(failed, p)
 		}
 	}
 	sort.Slice(failed, func(i, j int) bool { return failed[j].CreationTimestamp.Before(&failed[i].CreationTimestamp) })
-	for _, p := range failed[min(len(failed), keepFailedPods):] {
-		if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-			return deleted, err
-		}
-		deleted++
-	}
-	return deleted, nil
+	gone = append(gone, failed[min(len(failed), keepFailedPods):]...)
+	err = inParallel(len(gone), func(i int) error { return client.IgnoreNotFound(r.Delete(ctx, gone[i])) })
+	return len(gone), err
 }
 
 // taskPods are the burst buffer's own pods (task pods, engine services and clients, and the
 // copies beside it), from the cache.
 func (r *BurstBufferReconciler) taskPods(ctx context.Context, bb *v1alpha1.BurstBuffer) (*corev1.PodList, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(nodetask.Namespace(bb)), childLabels(bb)); err != nil {
-		return nil, err
-	}
-	if nodetask.Namespace(bb) == bb.Namespace {
-		return &pods, nil
-	}
-	var beside corev1.PodList
-	if err := r.List(ctx, &beside, client.InNamespace(bb.Namespace), childLabels(bb)); err != nil {
-		return nil, err
-	}
-	pods.Items = append(pods.Items, beside.Items...)
-	return &pods, nil
+	// Wherever they run (the task namespace, or beside it): by the burst buffer their labels
+	// name (the pod index); the operator's own, not the workload's.
+	err := r.List(ctx, &pods, ofBurstBuffer(bb), client.MatchingLabels{nodetask.LabelManagedBy: nodetask.ManagedBy})
+	return &pods, err
 }
 
 // deleteTaskObjects deletes what is left of bb's children in the task namespace once

@@ -41,7 +41,7 @@ func TestTidyKeepsTheNewestFailedPods(t *testing.T) {
 		pod("bb-prep-0", "prep", corev1.PodSucceeded, 0),
 		pod("bb-copy-in-0", "in", corev1.PodSucceeded, 0),
 		pod("bb-bench-0", nodetask.ComponentBench, corev1.PodRunning, 0))
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithIndex(&corev1.Pod{}, podBurstBufferField, podBurstBuffer).Build()
 	r := &BurstBufferReconciler{Client: c}
 	deleted, err := r.tidyMeasuringPods(context.Background(), bb)
 	if err != nil {

@@ -135,6 +135,13 @@ func (r *BurstBufferReconciler) waitMeasuring(ctx context.Context, s *scope) (ct
 	if s.locks.held {
 		wake = minPositive(wake, lockDuration/2) // renew the locks while measuring
 	}
+	if s.locks.wait != nil {
+		// Still taking its locks in node order: the ones it holds stay held while it waits
+		// for the next (deadlock-free, and its turn comes). Given back, they would go to the
+		// next waiter, which, needing a node that is busy too, would give them back in turn,
+		// a write and a visit of every waiter each time, for as long as the holder measures.
+		return ctrl.Result{RequeueAfter: wake}, false, nil
+	}
 	return ctrl.Result{RequeueAfter: wake}, false, r.releaseIfIdle(ctx, s, false)
 }
 
@@ -265,7 +272,7 @@ func (r *BurstBufferReconciler) endValidation(ctx context.Context, s *scope) err
 // quick profile's chained runs still waiting for their turn (chain.go).
 func (r *BurstBufferReconciler) stopMeasuringPods(ctx context.Context, bb *v1alpha1.BurstBuffer) error {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(nodetask.Namespace(bb)), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
+	if err := r.List(ctx, &pods, ofBurstBuffer(bb), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
 		return err
 	}
 	for i := range pods.Items {

@@ -61,7 +61,7 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), ofBurstBuffer(bb), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -200,6 +200,9 @@ func (r *WorkloadReconciler) patchStatus(ctx context.Context, bb *v1alpha1.Burst
 // (recreated if deleted) and workload pods. The pod cache holds only pods with the
 // beeburst.io/burst-buffer label (CacheOptions), which every workload pod must carry.
 func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := indexPodsByBurstBuffer(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BurstBuffer{}).
 		Owns(&corev1.ConfigMap{}).

@@ -24,11 +24,14 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, agentImage, cacheNamespace, storageRoots, storageClass string
-		leaderElect                                                                    bool
+		metricsAddr, probeAddr, pprofAddr, agentImage, cacheNamespace, storageRoots, storageClass string
+		leaderElect                                                                               bool
+		concurrent                                                                                int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the metrics endpoint (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the health probes")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "address of the Go profiler's endpoint (net/http/pprof); 0, the default, disables it")
+	flag.IntVar(&concurrent, "max-concurrent-reconciles", 0, "how many burst buffers are visited at once (0: the operator's default, 4)")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, for more than one replica")
 	flag.StringVar(&agentImage, "agent-image", envOr("BEEBURST_AGENT_IMAGE", "beeburst/agent:dev"), "image of the agent that runs node tasks, probes and benchmarks")
 	flag.StringVar(&cacheNamespace, "cache-namespace", envOr("POD_NAMESPACE", "beeburst-system"), "namespace of the per-node ConfigMaps that keep stage-2 figures for reuse (the operator's own)")
@@ -54,6 +57,7 @@ func main() {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
+		PprofBindAddress:       pprofAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "beeburst.io",
 		// The lease is in the operator's namespace (a Role there allows it and the events
@@ -72,12 +76,13 @@ func main() {
 		os.Exit(1)
 	}
 	if err := (&controllers.BurstBufferReconciler{
-		Client:         mgr.GetClient(),
-		Recorder:       mgr.GetEventRecorder("beeburst"),
-		AgentImage:     agentImage,
-		CacheNamespace: cacheNamespace,
-		StorageRoots:   roots,
-		StorageClass:   storageClass,
+		Client:                  mgr.GetClient(),
+		Recorder:                mgr.GetEventRecorder("beeburst"),
+		AgentImage:              agentImage,
+		CacheNamespace:          cacheNamespace,
+		StorageRoots:            roots,
+		StorageClass:            storageClass,
+		MaxConcurrentReconciles: concurrent,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to set up controller", "controller", "BurstBuffer")
 		os.Exit(1)

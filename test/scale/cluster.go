@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/beeburst/beeburst/test/scale/kubelet"
+)
+
+// managerUser is the identity the manager talks to the API server as: the audit log counts
+// its requests apart from the harness's.
+const managerUser = "beeburst-manager"
+
+// operatorNamespace is the manager's own namespace (--cache-namespace): node locks, the
+// per-node figure cache.
+const operatorNamespace = "beeburst-system"
+
+// auditPolicy records every request of the manager (metadata only: verb, resource, user) and
+// nothing of anyone else's.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: Metadata
+  users: ["` + managerUser + `"]
+- level: None
+`
+
+// cluster is one size's control plane: envtest's kube-apiserver and etcd, the manager's
+// identity with the operator's own RBAC (config/rbac), and the harness's clients.
+type cluster struct {
+	env        *envtest.Environment
+	dir        string
+	auditLog   string
+	kubeconfig string // the manager's
+	cfg        *rest.Config
+	cs         kubernetes.Interface
+}
+
+func startCluster(ctx context.Context, root, kubeBin, dir string) (*cluster, error) {
+	c := &cluster{dir: dir, auditLog: filepath.Join(dir, "audit.log")}
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return nil, err
+	}
+	c.env = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: kubeBin,
+	}
+	args := c.env.ControlPlane.GetAPIServer().Configure()
+	args.Set("audit-policy-file", policy)
+	args.Set("audit-log-path", c.auditLog)
+	args.Set("audit-log-format", "json")
+	args.Set("audit-log-maxsize", "0")
+	cfg, err := c.env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd (KUBEBUILDER_ASSETS=%s; make envtest builds them): %w", kubeBin, err)
+	}
+	// The harness's clients create nodes, burst buffers and the kubelet's status reports:
+	// no client-side throttling, so that the harness is never what holds the manager up.
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, 0
+	c.cfg = cfg
+	if c.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+		return c, err
+	}
+	user, err := c.env.AddUser(envtest.User{Name: managerUser}, nil)
+	if err != nil {
+		return c, err
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		return c, err
+	}
+	c.kubeconfig = filepath.Join(dir, "manager.kubeconfig")
+	if err := os.WriteFile(c.kubeconfig, kc, 0o600); err != nil {
+		return c, err
+	}
+	if err := c.createNamespace(ctx, operatorNamespace); err != nil {
+		return c, err
+	}
+	return c, c.applyRBAC(ctx, filepath.Join(root, "config", "rbac", "role.yaml"))
+}
+
+func (c *cluster) stop() error {
+	if c.env == nil {
+		return nil
+	}
+	return c.env.Stop()
+}
+
+func (c *cluster) createNamespace(ctx context.Context, name string) error {
+	_, err := c.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// applyRBAC creates the operator's ClusterRole and Role (controller-gen's output) and binds
+// them to the manager's user, so that it runs with the permissions a deployment gives it.
+func (c *cluster) applyRBAC(ctx context.Context, roleFile string) error {
+	raw, err := os.ReadFile(roleFile)
+	if err != nil {
+		return err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	subject := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: managerUser}}
+	for {
+		var probe struct {
+			Kind string `json:"kind"`
+		}
+		var doc map[string]any
+		if err := dec.Decode(&doc); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		b, _ := json.Marshal(doc)
+		_ = json.Unmarshal(b, &probe)
+		switch probe.Kind {
+		case "ClusterRole":
+			var r rbacv1.ClusterRole
+			if err := json.Unmarshal(b, &r); err != nil {
+				return err
+			}
+			if _, err := c.cs.RbacV1().ClusterRoles().Create(ctx, &r, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+			_, err = c.cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: r.Name}, Subjects: subject,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: r.Name},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+		case "Role":
+			var r rbacv1.Role
+			if err := json.Unmarshal(b, &r); err != nil {
+				return err
+			}
+			if err := c.createNamespace(ctx, r.Namespace); err != nil {
+				return err
+			}
+			if _, err := c.cs.RbacV1().Roles(r.Namespace).Create(ctx, &r, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+			_, err = c.cs.RbacV1().RoleBindings(r.Namespace).Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace}, Subjects: subject,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// registerNodes creates the model's nodes, a few at a time, as their kubelets would.
+func (c *cluster) registerNodes(ctx context.Context, nodes []kubelet.Node) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(nodes))
+	sem := make(chan struct{}, 16)
+	for _, n := range nodes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := kubelet.Register(ctx, c.cs, n); err != nil {
+				errs <- fmt.Errorf("node %s: %w", n.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// header says what ran where: the report's first lines.
+func header(o options, host string, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "beeburst control plane at scale (make bench-scale)\n")
+	fmt.Fprintf(&b, "date: %s   machine: %s (%s)\n", now.UTC().Format("2006-01-02 15:04 MST"), host, machine())
+	fmt.Fprintf(&b, "control plane: envtest's kube-apiserver and etcd (%s); the manager's requests from the API server's audit log (its own user)\n", o.kubeBin)
+	fmt.Fprintf(&b, "manager: %s (cmd/manager) in its own process, with the operator's RBAC (config/rbac); memory and CPU from /proc; reconciles from its metrics endpoint\n", o.manager)
+	fmt.Fprintf(&b, "kubelet: test/scale/kubelet, simulated: no containers; pending, running, the exit with the agent's report from a per-node model, the phase; the quick profile's chain honoured; real time\n")
+	fmt.Fprintf(&b, "load: engine local, profile quick, %d-%d nodes each (uniform; the least used nodes, as a scheduler's allocation), %.0f per second, %.0f%% deleted 2-12 s after creation;\n",
+		o.minNodes, o.maxNodes, o.rate, 100*o.deleteShare)
+	fmt.Fprintf(&b, "      once all are Ready, idle (%s, measured from 10 s after the last Ready), then all deleted at %.0f per second.\n", o.idle, o.rate)
+	fmt.Fprintf(&b, "      The control plane, the kubelet and the manager share the machine's CPUs with whatever else runs there (its load is in the table).\n")
+	return b.String()
+}
+
+// machine describes the CPUs and memory.
+func machine() string {
+	model := ""
+	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				if _, v, ok := strings.Cut(l, ":"); ok {
+					model = strings.TrimSpace(v)
+					break
+				}
+			}
+		}
+	}
+	mem := ""
+	if raw, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(strings.SplitN(string(raw), "\n", 2)[0], "MemTotal: %d kB", &kb); err == nil {
+			mem = fmt.Sprintf(", %.0f GiB", float64(kb)/(1<<20))
+		}
+	}
+	return fmt.Sprintf("%d CPUs %s%s, %s/%s, %s", runtime.NumCPU(), model, mem, runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
+// table formats the results side by side, one column per size.
+func table(results []*result) string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	row := func(label string, f func(r *result) string) {
+		cols := []string{label}
+		for _, r := range results {
+			cols = append(cols, f(r))
+		}
+		fmt.Fprintln(w, strings.Join(cols, "\t")+"\t")
+	}
+	section := func(label string) { row(label, func(*result) string { return "" }) }
+	n := func(r *result) float64 { return float64(r.size.bbs) }
+
+	row("size", func(r *result) string { return fmt.Sprintf("%d bb / %d nodes", r.size.bbs, r.size.nodes) })
+	row("  nodes per burst buffer (mean, max)", func(r *result) string {
+		s, m := 0, 0
+		for _, x := range r.sizes {
+			s, m = s+x, max(m, x)
+		}
+		return fmt.Sprintf("%.1f, %d", float64(s)/float64(len(r.sizes)), m)
+	})
+	row("  deleted mid-way (before Ready)", func(r *result) string { return fmt.Sprint(r.deletedMidway) })
+	row("  not Ready in time", func(r *result) string { return fmt.Sprint(len(r.notReady)) })
+	row("  machine load (1 min): start, all Ready, end", func(r *result) string { return strings.Join(r.load[:], ", ") })
+
+	section("time")
+	row("  all created, after the first create", func(r *result) string { return secs(r.allCreated.Sub(r.start)) })
+	row("  last Ready, after the first create", func(r *result) string { return secs(r.allReady.Sub(r.start)) })
+	row("  create -> Ready p50 / p90 / max", func(r *result) string {
+		var d []float64
+		for _, t := range r.bbs {
+			if !t.deleted && !t.ready.IsZero() {
+				d = append(d, t.ready.Sub(t.created).Seconds())
+			}
+		}
+		return fmt.Sprintf("%s / %s / %s", secsF(pct(d, 0.5)), secsF(pct(d, 0.9)), secsF(pct(d, 1)))
+	})
+	row("  create -> first status (stage 1) p50 / p90 / max", func(r *result) string {
+		var d []float64
+		for _, t := range r.bbs {
+			if !t.visited.IsZero() {
+				d = append(d, t.visited.Sub(t.created).Seconds())
+			}
+		}
+		return fmt.Sprintf("%s / %s / %s", secsF(pct(d, 0.5)), secsF(pct(d, 0.9)), secsF(pct(d, 1)))
+	})
+	row("  teardown: all gone after the first delete", func(r *result) string { return secs(r.allGone.Sub(r.teardownStart)) })
+
+	section("manager (its own process)")
+	row("  RSS peak (VmHWM)", func(r *result) string { return mib(r.peakRSS) })
+	row("  RSS at all Ready / at the end", func(r *result) string { return mib(r.rssAtReady) + " / " + mib(r.rssAtEnd) })
+	row("  Go heap in use at all Ready", func(r *result) string {
+		return mib(int64(sumCounter(r.metricsAtReady, "go_memstats_heap_inuse_bytes", nil)))
+	})
+	row("  CPU seconds to all Ready / in all", func(r *result) string {
+		return fmt.Sprintf("%.1f / %.1f", r.cpuAtReady.Seconds(), r.cpuTotal.Seconds())
+	})
+	row("  CPU seconds per burst buffer", func(r *result) string { return fmt.Sprintf("%.3f", r.cpuTotal.Seconds()/n(r)) })
+
+	bbc := map[string]string{"controller": "burstbuffer"}
+	section("reconciles (burstbuffer controller)")
+	row("  per burst buffer: to Ready / idle / teardown", func(r *result) string {
+		a := sumCounter(r.metricsAtReady, "controller_runtime_reconcile_total", bbc)
+		i0 := sumCounter(r.metricsAtIdleStart, "controller_runtime_reconcile_total", bbc)
+		i1 := sumCounter(r.metricsAtIdleEnd, "controller_runtime_reconcile_total", bbc)
+		c := sumCounter(r.metricsAtEnd, "controller_runtime_reconcile_total", bbc)
+		return fmt.Sprintf("%.1f / %.2f / %.1f", a/n(r), (i1-i0)/n(r), (c-i1)/n(r))
+	})
+	row("  reconcile time p50 / p99 (to Ready)", func(r *result) string {
+		h := histogram(r.metricsAtReady, "controller_runtime_reconcile_time_seconds", bbc)
+		return ms(quantile(h, 0.5)) + " / " + ms(quantile(h, 0.99))
+	})
+	row("  reconcile time p50 / p99 (whole run)", func(r *result) string {
+		h := histogram(r.metricsAtEnd, "controller_runtime_reconcile_time_seconds", bbc)
+		return ms(quantile(h, 0.5)) + " / " + ms(quantile(h, 0.99))
+	})
+	row("  queue wait p50 / p99 (whole run)", func(r *result) string {
+		h := histogram(r.metricsAtEnd, "workqueue_queue_duration_seconds", map[string]string{"name": "burstbuffer"})
+		return ms(quantile(h, 0.5)) + " / " + ms(quantile(h, 0.99))
+	})
+	row("  errors (whole run)", func(r *result) string {
+		return fmt.Sprintf("%.0f", sumCounter(r.metricsAtEnd, "controller_runtime_reconcile_errors_total", bbc))
+	})
+	row("  workload controller: reconciles per bb, p99", func(r *result) string {
+		wc := map[string]string{"controller": "workload"}
+		h := histogram(r.metricsAtEnd, "controller_runtime_reconcile_time_seconds", wc)
+		return fmt.Sprintf("%.1f, %s", sumCounter(r.metricsAtEnd, "controller_runtime_reconcile_total", wc)/n(r), ms(quantile(h, 0.99)))
+	})
+
+	section("API requests of the manager per burst buffer")
+	row("  in all (to Ready + idle + teardown)", func(r *result) string { return fmt.Sprintf("%.1f", float64(r.requests["run"].total())/n(r)) })
+	row("  to all Ready", func(r *result) string { return fmt.Sprintf("%.1f", float64(r.requests["toReady"].total())/n(r)) })
+	row("  while idle, all burst buffers (per minute)", func(r *result) string {
+		return fmt.Sprintf("%.0f", float64(r.requests["idle"].total())/r.idleEnd.Sub(r.idleStart).Minutes())
+	})
+	row("  teardown", func(r *result) string { return fmt.Sprintf("%.1f", float64(r.requests["teardown"].total())/n(r)) })
+	keys := map[string]bool{}
+	for _, r := range results {
+		for k := range r.requests["run"] {
+			keys[k] = true
+		}
+	}
+	var sorted []string
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		row("  "+k, func(r *result) string { return fmt.Sprintf("%.2f", float64(r.requests["run"][k])/n(r)) })
+	}
+
+	section("watch events per burst buffer (each of the manager's informers)")
+	kinds := []string{"BurstBuffer", "Pod", "Lease", "ConfigMap", "Secret", "Node", "PersistentVolumeClaim"}
+	row("  in all", func(r *result) string {
+		s := int64(0)
+		for _, v := range r.eventsTotal {
+			s += v
+		}
+		return fmt.Sprintf("%.1f", float64(s)/n(r))
+	})
+	for _, k := range kinds {
+		row("  "+k, func(r *result) string { return fmt.Sprintf("%.1f", float64(r.eventsTotal[k])/n(r)) })
+	}
+
+	section("objects at all Ready, per burst buffer Ready")
+	var okinds []string
+	for k := range results[0].objects {
+		okinds = append(okinds, k)
+	}
+	sort.Strings(okinds)
+	live := func(r *result) float64 { return float64(r.size.bbs - r.deletedMidway) }
+	for _, k := range okinds {
+		row("  "+k, func(r *result) string {
+			return fmt.Sprintf("%.2f (%d)", float64(r.objects[k])/live(r), r.objects[k])
+		})
+	}
+
+	section("simulated kubelet and garbage collector")
+	row("  pods run / status patches / objects collected", func(r *result) string {
+		return fmt.Sprintf("%d / %d / %d", r.kubeletPods, r.kubeletPatches, r.gcDeletes)
+	})
+	_ = w.Flush()
+
+	for _, r := range results {
+		if len(r.notReady) > 0 {
+			fmt.Fprintf(&b, "\nnot Ready in time (%s): %s\n", r.size, strings.Join(limitList(r.notReady, 10), "; "))
+		}
+	}
+	return b.String()
+}
+
+// goals holds the figures against the goals.
+func goals(results []*result) string {
+	var b strings.Builder
+	b.WriteString("\ngoals\n")
+	for _, r := range results {
+		h := histogram(r.metricsAtEnd, "controller_runtime_reconcile_time_seconds", map[string]string{"controller": "burstbuffer"})
+		p99 := quantile(h, 0.99)
+		fmt.Fprintf(&b, "  %s: manager RSS peak %s (goal < 300 MiB: %s); reconcile p99 %s (goal < 250 ms: %s)\n", r.size,
+			mib(r.peakRSS), yes(float64(r.peakRSS) < 300*(1<<20)), ms(p99), yes(p99 < 0.25))
+	}
+	if len(results) > 1 {
+		a, z := results[0], results[len(results)-1]
+		ra, rz := float64(a.requests["run"].total())/float64(a.size.bbs), float64(z.requests["run"].total())/float64(z.size.bbs)
+		fmt.Fprintf(&b, "  requests per burst buffer: %.1f at %d, %.1f at %d (x%.2f for x%.0f burst buffers; goal: independent of how many exist)\n",
+			ra, a.size.bbs, rz, z.size.bbs, rz/ra, float64(z.size.bbs)/float64(a.size.bbs))
+	}
+	return b.String()
+}
+
+func yes(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func limitList(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
+}
+
+func pct(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(v)
+	i := int(math.Ceil(q*float64(len(v)))) - 1
+	return v[max(0, min(i, len(v)-1))]
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+func secsF(s float64) string      { return fmt.Sprintf("%.1f s", s) }
+func mib(b int64) string          { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func ms(s float64) string {
+	if math.IsNaN(s) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f ms", s*1000)
+}
