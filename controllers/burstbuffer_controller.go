@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,6 +231,11 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	for _, run := range steps {
 		res, done, err := run(ctx, s)
 		if err != nil || !done {
+			if err != nil && podSecurityRefused(bb, err) {
+				// Not an error of the operator's: look again on a clock, not in a backoff
+				// that grows to minutes while a person labels the namespace.
+				return ctrl.Result{RequeueAfter: podSecurityRecheck}, nil
+			}
 			if err != nil {
 				log.Error(err, "step failed")
 			}
@@ -268,6 +274,23 @@ func needsPortShift(bb *v1alpha1.BurstBuffer) bool {
 	return bb.Spec.Engine == v1alpha1.EngineBeeGFS && bb.DeletionTimestamp.IsZero() &&
 		(bb.Status.BeeGFS == nil || bb.Status.BeeGFS.ManagementAddress == "")
 }
+
+// podSecurityRefused says on the Provisioned condition when the API server refused one of the
+// operator's pods for the Pod Security level of its namespace: nothing of the burst buffer
+// can run until a person labels the namespace, and only the manager's log would say so.
+func podSecurityRefused(bb *v1alpha1.BurstBuffer, err error) bool {
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "violates PodSecurity") {
+		return false
+	}
+	ns := nodetask.Namespace(bb)
+	setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonPodSecurityRefused,
+		fmt.Sprintf("the API server refused a pod of this burst buffer in namespace %s for its Pod Security level: %s. The operator's host-level pods need privileged: kubectl label namespace %s pod-security.kubernetes.io/enforce=privileged --overwrite (the operator retries by itself)",
+			ns, firstLine(err.Error()), ns))
+	return true
+}
+
+// podSecurityRecheck is how often a burst buffer whose pods the namespace refuses tries again.
+const podSecurityRecheck = 15 * time.Second
 
 // step is one step of the pipeline: done says whether the next may run on this visit.
 type step func(context.Context, *scope) (ctrl.Result, bool, error)

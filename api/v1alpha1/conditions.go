@@ -149,6 +149,10 @@ const (
 	// ReasonInsufficientCapacity: a node has less free space at spec.storage.path than
 	// spec.storage.capacityPerNode, as the stage-2 device probe saw it.
 	ReasonInsufficientCapacity = "InsufficientCapacity"
+	// ReasonPodSecurityRefused: the API server refused one of the operator's pods for the
+	// Pod Security level of its namespace (the operator's own: its host-level pods need
+	// privileged); the operator retries until the namespace allows them.
+	ReasonPodSecurityRefused = "PodSecurityRefused"
 
 	// Pods that cannot start, as the kubelet or the scheduler reported it (read from the
 	// pods' conditions, container states and events within seconds, not at a deadline).
@@ -301,6 +305,7 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonInvalidSpec:           ReasonKindTerminal,
 	ReasonStoragePathNotAllowed: ReasonKindTerminal,
 	ReasonInsufficientCapacity:  ReasonKindTerminal,
+	ReasonPodSecurityRefused:    ReasonKindAttention,
 	ReasonStoragePathMissing:    ReasonKindTerminal,
 	ReasonImagePullFailed:       ReasonKindTerminal,
 	ReasonPodCannotStart:        ReasonKindTerminal,
