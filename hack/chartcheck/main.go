@@ -76,6 +76,8 @@ func main() {
 		"spec.template.spec.containers.0.livenessProbe", "spec.template.spec.containers.0.readinessProbe",
 		"spec.template.spec.containers.0.args", "spec.template.spec.containers.0.image", "spec.template.spec.containers.0.env")
 	check("StorageClass/beeburst", "provisioner", "reclaimPolicy", "volumeBindingMode")
+	check("ClusterRole/beeburst-edit", "rules", "metadata.labels.rbac\\.authorization\\.k8s\\.io/aggregate-to-edit")
+	check("ClusterRole/beeburst-view", "rules", "metadata.labels.rbac\\.authorization\\.k8s\\.io/aggregate-to-view")
 	check("Service/beeburst-manager-metrics", "spec", "metadata.labels.app\\.kubernetes\\.io/component")
 	const monitor, dashboard = "ServiceMonitor/beeburst-manager", "ConfigMap/beeburst-grafana-dashboard"
 	if *monitoring {
