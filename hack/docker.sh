@@ -37,6 +37,7 @@ NETNS=${BB_DOCKER_NETNS:-bbdocker}
 DATA=${BB_DOCKER_DATA:-/var/lib/beeburst-docker}
 RUN=${BB_DOCKER_RUN:-/run/beeburst-docker}
 SOCK=$RUN/docker.sock
+RUNTIME=$DATA/bin/docker-runc
 # 10.218.0.0/30: a range the testbed (10.213-10.215) does not use.
 HOST_VETH=bbdocker0 HOST_IP=10.218.0.1 NS_IP=10.218.0.2
 PROXY_PORT=3128
@@ -113,14 +114,25 @@ EOF
   echo $! > "$RUN/tinyproxy.pid"
 }
 
+# runtime builds hack/docker-runc, dockerd's default OCI runtime: privileged containers (kind's
+# nodes) get the capabilities this machine has instead of failing on those it lacks.
+runtime() {
+  [ -x "$RUNTIME" ] && [ "$RUNTIME" -nt hack/docker-runc/main.go ] && return
+  mkdir -p "$(dirname "$RUNTIME")"
+  CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -o "$RUNTIME" ./hack/docker-runc
+}
+
 up() {
   install
   mkdir -p "$DATA" "$RUN"
   network
   proxy
   if running; then log "dockerd is running (DOCKER_HOST=unix://$SOCK)"; return; fi
+  runtime
   log "starting dockerd in network namespace $NETNS (socket $SOCK, data $DATA)"
-  setsid nsenter --net="/run/netns/$NETNS" dockerd --iptables=false --ip-masq=false --bridge=none \
+  DOCKER_RUNC_LOG=$RUN/docker-runc.log setsid nsenter --net="/run/netns/$NETNS" dockerd \
+    --iptables=false --ip-masq=false --bridge=none \
+    --add-runtime "caps=$RUNTIME" --default-runtime caps \
     --data-root "$DATA/engine" --exec-root "$RUN/exec" --pidfile "$RUN/dockerd.pid" \
     -H "unix://$SOCK" >"$RUN/dockerd.log" 2>&1 9>&- &
   for _ in $(seq 60); do running && { log "dockerd is up: $(d version --format '{{.Server.Version}}')"; return; }; sleep 0.5; done
