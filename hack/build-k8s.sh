@@ -5,7 +5,7 @@
 #   hack/build-k8s.sh OUTDIR COMPONENT...
 #
 # COMPONENT is any of kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy
-# etcd. Binaries already in OUTDIR are kept (the cache); a fresh machine builds them, about
+# etcd, and kubeadm and kubectl (kind's node image: hack/kind/node-image.sh). Binaries already in OUTDIR are kept (the cache); a fresh machine builds them, about
 # 5-6 minutes cold on 2 cores for the kubernetes set and 1 minute for etcd.
 #
 # Why the throw-away module: k8s.io/kubernetes' go.mod replaces its staging modules
@@ -26,7 +26,7 @@ for c in "$@"; do
   [ -x "$out/$c" ] && continue
   case "$c" in
     etcd) want_etcd=true ;;
-    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kube-proxy) k8s+=("$c") ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kube-proxy|kubeadm|kubectl) k8s+=("$c") ;;
     *) echo "build-k8s: unknown component $c" >&2; exit 2 ;;
   esac
 done

@@ -2,7 +2,8 @@
 # The cluster under test, and everything the main job and the e2e suite need in it.
 #
 #   hack/cluster.sh up      # a cluster: $KUBECONFIG if it answers, else kind (when Docker
-#                           # runs), else the testbed (hack/testbed, root, no Docker)
+#                           # runs), else the testbed (hack/testbed, root, no Docker);
+#                           # CLUSTER=kind or CLUSTER=testbed chooses one of the two
 #   hack/cluster.sh load    # build the operator and agent images and load them into it
 #   hack/cluster.sh deploy  # install/upgrade the Helm chart (CRDs included) and wait
 #   hack/cluster.sh e2e     # up + load + the e2e suite (+ down, if this script brought it up)
@@ -19,6 +20,10 @@
 # IMAGE_BUILDER=docker builds the images from their Dockerfiles (with the Docker engine that
 # answers, else with hack/docker.sh's) instead of from the host's binaries (hack/image); both
 # ways they are named beeburst/{manager,agent}:$IMG_TAG.
+# CLUSTER=kind makes a kind cluster (hack/kind: one control plane, two workers) on the Docker
+# engine KIND_DOCKER_HOST names, else on the default one when it answers, else on hack/docker.sh's
+# engine, which it starts (and `down` stops): e.g. `CLUSTER=kind make demo` on our machines.
+# docs/kind.md says what differs from the testbed.
 # E2E_GINKGO_ARGS adds Ginkgo flags to every run of the suite, e.g. one spec on the device-bound
 # testbed only, all under the testbed's lock:
 #   E2E_TESTBEDS="--workers 2 --link-rate none --disk-write-rate 150MB --disk-read-rate 300MB" \
@@ -56,21 +61,40 @@ E2E_TESTBEDS=${E2E_TESTBEDS:-$DEVICE_BOUND;$DOCUMENTED_VS_REAL}
 # own traffic, so stage 3 read above the stage-2 limit.
 BEEGFS_TESTBED=${BEEGFS_TESTBED:-"--workers 3 --vm-workers 2 --link-rate none --document-link-rate 200Mbit --disk-write-rate 40MB --disk-read-rate 80MB"}
 KIND_CLUSTER=${KIND_CLUSTER:-beeburst}
+CLUSTER=${CLUSTER:-}
+case "$CLUSTER" in ''|kind|testbed) ;; *) echo "cluster: CLUSTER is kind, testbed or empty, not $CLUSTER" >&2; exit 2 ;; esac
 state=bin/kubeconfig.env
 
 log() { echo "cluster: $*" >&2; }
 
-kind_usable() { command -v docker >/dev/null && docker info >/dev/null 2>&1 && command -v kind >/dev/null; }
+# kind_usable: a Docker engine answers on the default socket (hack/kind/kind.sh brings kind).
+kind_usable() { command -v docker >/dev/null && docker info >/dev/null 2>&1; }
+
+kubeconfig_answers() { [ -n "${KUBECONFIG:-}" ] && kubectl version --request-timeout=5s >/dev/null 2>&1; }
+
+# kind_up: the kind cluster of hack/kind, on KIND_DOCKER_HOST's engine, else the default one,
+# else hack/docker.sh's (started here, stopped by `down`).
+kind_up() {
+  local engine=${KIND_DOCKER_HOST:-} started=
+  if [ -z "$engine" ] && ! docker info >/dev/null 2>&1; then
+    log "no Docker engine answers on the default socket: using hack/docker.sh's"
+    hack/docker.sh running || started=1
+    hack/docker.sh up
+    engine=$(hack/docker.sh host)
+  fi
+  log "creating kind cluster $KIND_CLUSTER (hack/kind) on ${engine:-the default Docker engine}"
+  KIND_DOCKER_HOST=$engine hack/kind/create.sh "$KIND_CLUSTER"
+  { echo "KUBECONFIG=$repo/bin/kind-$KIND_CLUSTER.kubeconfig"; echo "KIND=$KIND_CLUSTER"; echo "OURS=kind"
+    echo "KIND_DOCKER_HOST=$engine"; echo "ENGINE_STARTED=$started"; } > "$state"
+}
 
 up() {
   mkdir -p bin
-  if [ -n "${KUBECONFIG:-}" ] && kubectl version --request-timeout=5s >/dev/null 2>&1; then
+  if [ -z "$CLUSTER" ] && kubeconfig_answers; then
     log "using the cluster of KUBECONFIG=$KUBECONFIG"
     echo "KUBECONFIG=$KUBECONFIG" > "$state"; echo "KIND=" >> "$state"; echo "OURS=" >> "$state"
-  elif kind_usable; then
-    log "creating kind cluster $KIND_CLUSTER (hack/kind)"
-    hack/kind/create.sh "$KIND_CLUSTER"
-    echo "KUBECONFIG=$HOME/.kube/config" > "$state"; echo "KIND=$KIND_CLUSTER" >> "$state"; echo "OURS=kind" >> "$state"
+  elif [ "$CLUSTER" = kind ] || { [ -z "$CLUSTER" ] && kind_usable; }; then
+    kind_up
   else
     log "no cluster and no Docker: bringing up the testbed ($TESTBED_ARGS)"
     # Held until this script ends: the e2e and bench runs up, use and tear down under it.
@@ -115,7 +139,7 @@ load() {
   env_load
   images
   if [ -n "${KIND:-}" ]; then
-    for t in bin/images/*.tar; do kind load image-archive "$t" --name "$KIND"; done
+    for t in bin/images/*.tar; do hack/kind/kind.sh load image-archive "$t" --name "$KIND"; done
   elif [ "${OURS:-}" = testbed ] || [ -S "$TESTBED_DIR/nodes/worker-1/containerd.sock" ]; then
     hack/testbed/load-image.sh bin/images/agent.tar bin/images/manager.tar
   else
@@ -130,10 +154,13 @@ deploy() {
 }
 
 down() {
-  [ -f "$state" ] && source "$state"
+  if [ -f "$state" ]; then set -a; source "$state"; set +a; fi
   case "${OURS:-}" in
     testbed) hack/testbed/down.sh ;;
-    kind) kind delete cluster --name "$KIND" ;;
+    kind)
+      hack/kind/kind.sh delete cluster --name "$KIND"
+      # The engine this script started for the cluster, stopped with it (its images stay).
+      if [ -n "${ENGINE_STARTED:-}" ]; then hack/docker.sh down; fi ;;
   esac
   rm -f "$state"
 }
@@ -164,7 +191,7 @@ e2e_beegfs() {
 }
 
 e2e() {
-  if [ -f "$state" ] || { [ -n "${KUBECONFIG:-}" ] && kubectl version --request-timeout=5s >/dev/null 2>&1; } || kind_usable; then
+  if [ "$CLUSTER" != testbed ] && { [ -f "$state" ] || [ "$CLUSTER" = kind ] || kubeconfig_answers || kind_usable; }; then
     # A cluster someone else gave us (or kind): one run, on its hardware.
     local brought_up=false
     if [ ! -f "$state" ]; then up; brought_up=true; fi

@@ -19,8 +19,11 @@
 #   hack/docker.sh build       # make docker-build-manager docker-build-agent on those bases
 #   hack/docker.sh save DIR    # docker save them into DIR/manager.tar and DIR/agent.tar
 #   hack/docker.sh images DIR  # up + bases + build + save: what `IMAGE_BUILDER=docker hack/cluster.sh load` runs
+#   hack/docker.sh build-args  # the `docker build` arguments for these bases and the proxy
 #   hack/docker.sh env         # the line that points a shell's docker at this engine
 #   hack/docker.sh status
+#   hack/docker.sh running     # exits 0 when dockerd answers
+#   hack/docker.sh host        # its DOCKER_HOST (what KIND_DOCKER_HOST is set to for kind)
 #   hack/docker.sh down        # stop dockerd and the proxy, remove the namespace (images kept)
 #   hack/docker.sh purge       # down, then remove the data root (images, build cache, bases)
 #
@@ -241,7 +244,10 @@ case "${1:-}" in
   build) build ;;
   save) save "${2:-}" ;;
   images) up; bases; build; save "${2:?usage: hack/docker.sh images DIR}" ;;
+  build-args) build_args ;;
   env) echo "export DOCKER_HOST=unix://$SOCK DOCKER_BUILDKIT=1  # and use $DOCKER (the daemon's own client)" ;;
   status) status ;;
+  running) running ;;
+  host) echo "unix://$SOCK" ;;
   *) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d'; exit 2 ;;
 esac

@@ -42,7 +42,7 @@ var _ = Describe("validation.compareWith on the testbed", Ordered, ContinueOnFai
 			Skip(fmt.Sprintf("the compareWith spec runs on the testbed's two workers, not %d node(s)", n))
 		}
 		installOperator()
-		for _, node := range []string{"worker-1", "worker-2"} {
+		for _, node := range workers() {
 			// nodeShell mounts the node's /mnt/nvme at /host.
 			nodeShell(ctx, node, "mkdir -p /host/"+strings.TrimPrefix(compareDir, "/mnt/nvme/"))
 		}
@@ -128,7 +128,7 @@ var _ = Describe("validation.compareWith on the testbed", Ordered, ContinueOnFai
 	It("deletes it, leaving nothing behind, not even in the compared directory", func() {
 		deleteAndWait(ctx, bb, 3*time.Minute)
 		expectNothingLeft(ctx, compareName)
-		for _, node := range []string{"worker-1", "worker-2"} {
+		for _, node := range workers() {
 			// The benchmark writes below a directory of its own there and removes it: the
 			// directory is empty again, and the spec removes it (rmdir: only if empty).
 			dir := "/host/" + strings.TrimPrefix(compareDir, "/mnt/nvme/")

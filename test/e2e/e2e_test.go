@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -228,8 +230,7 @@ var _ = Describe("beeburst", Ordered, func() {
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
 		}, 2*time.Minute, time.Second).Should(BeTrue())
-		for i := 1; i <= workerCount(); i++ {
-			node := fmt.Sprintf("worker-%d", i)
+		for _, node := range workers() {
 			out := nodeShell(ctx, node, "ls -A /host/beeburst 2>/dev/null; true")
 			Expect(out).NotTo(ContainSubstring(testNamespace+".e2e-local"), "left on %s", node)
 		}
@@ -273,21 +274,29 @@ func get(ctx context.Context, bb *v1alpha1.BurstBuffer) *v1alpha1.BurstBuffer {
 }
 
 // workerCount is the number of Ready nodes that take workloads.
-func workerCount() int {
+func workerCount() int { return len(workers()) }
+
+// workers names the Ready nodes that take workloads, by name: the testbed's worker-1,
+// worker-2, ...; kind's <cluster>-worker, <cluster>-worker2, ... (its control plane carries a
+// NoSchedule taint and no storage of its own).
+func workers() []string {
 	var nodes corev1.NodeList
 	Expect(k8s.List(context.Background(), &nodes)).To(Succeed())
-	n := 0
+	var names []string
 	for _, node := range nodes.Items {
-		if node.Spec.Unschedulable {
+		if node.Spec.Unschedulable || slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+		}) {
 			continue
 		}
 		for _, c := range node.Status.Conditions {
 			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				n++
+				names = append(names, node.Name)
 			}
 		}
 	}
-	return n
+	sort.Strings(names)
+	return names
 }
 
 // nodeShell runs a shell command in a pod on node with the node's storage path at /host,

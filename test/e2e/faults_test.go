@@ -362,7 +362,7 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 		b.WriteString(strings.Join(lines, "\n") + "\n")
 		expectNothingLeft(ctx, names...)
 		// Nothing was created where the storage path does not exist.
-		for _, n := range []string{"worker-1", "worker-2"} {
+		for _, n := range workers() {
 			Expect(podShell(ctx, "e2e-mnt-"+n, n, "ls -A /host", volume{
 				v: corev1.Volume{Name: "mnt", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/mnt"}}},
 				m: corev1.VolumeMount{Name: "mnt", MountPath: "/host"},
@@ -765,7 +765,7 @@ func expectNothingLeft(ctx context.Context, names ...string) {
 			}
 		}, 2*time.Minute, time.Second).Should(Succeed())
 	}
-	for _, n := range []string{"worker-1", "worker-2"} {
+	for _, n := range workers() {
 		left := strings.Fields(nodeShell(ctx, n, "ls -A /host/beeburst 2>/dev/null; true"))
 		for _, name := range names {
 			Expect(left).NotTo(ContainElement(testNamespace+"."+name), "%s left on %s", name, n)

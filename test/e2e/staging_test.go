@@ -126,8 +126,7 @@ echo "input $(cat /input/run-1/part-*.bin | sha256sum)"`,
 		Expect(out.Files).To(Equal(int64(2 * 3)))
 		Expect(out.Bytes).To(BeNumerically(">", 2*(16<<20)))
 
-		for i := 1; i <= workerCount(); i++ {
-			node := fmt.Sprintf("worker-%d", i)
+		for _, node := range workers() {
 			ls := nodeShell(ctx, node, "ls -A /host/beeburst 2>/dev/null; true")
 			Expect(ls).NotTo(ContainSubstring(testNamespace+".staged"), "left on %s", node)
 		}
