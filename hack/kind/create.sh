@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Creates the kind cluster of hack/kind/config.yaml (one control plane, two workers with a
-# host directory each at /mnt/nvme) and writes its kubeconfig to bin/kind-NAME.kubeconfig.
+# Creates the kind cluster of hack/kind/config.yaml (one control plane, cordoned, and two workers
+# with a host directory each at /mnt/nvme) and writes its kubeconfig to bin/kind-NAME.kubeconfig.
 # hack/cluster.sh loads the images into it.
 #
 #   hack/kind/create.sh [NAME]                     # kind on the default Docker engine
@@ -25,17 +25,23 @@ mkdir -p "$repo/bin" /tmp/beeburst-kind/worker-1/nvme /tmp/beeburst-kind/worker-
 log() { echo "kind: $*" >&2; }
 d() { DOCKER_HOST=${KIND_DOCKER_HOST:-${DOCKER_HOST:-}} docker "$@"; }
 
+# cordon: the control plane takes no workloads and has no /mnt/nvme; a burst buffer chosen by
+# count alone (spec.nodes.count, the first Ready, schedulable nodes by name) goes to the workers.
+cordon() { kubectl cordon -l node-role.kubernetes.io/control-plane >&2; }
+
 netns_engine=false
 [ "${KIND_DOCKER_HOST:-}" = "$NETNS_SOCK" ] && netns_engine=true
 
 if "$kind" get clusters 2>/dev/null | grep -qx "$name"; then
   log "cluster $name exists"
   "$kind" get kubeconfig --name "$name" > "$KUBECONFIG"
+  cordon
   exit 0
 fi
 
 if ! $netns_engine; then
   "$kind" create cluster --name "$name" --config "$here/config.yaml" --kubeconfig "$KUBECONFIG" --wait 2m
+  cordon
   exit 0
 fi
 
@@ -87,5 +93,6 @@ EOF
   log "$n: pod CIDR ${cidr[$n]}, node IP ${ip[$n]}"
 done
 kubectl wait nodes --all --for=condition=Ready --timeout=3m
+cordon
 kubectl -n kube-system rollout status deployment/coredns --timeout=3m
 log "cluster $name is up in $(( SECONDS - start )) s (KUBECONFIG=$KUBECONFIG)"
