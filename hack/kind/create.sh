@@ -33,10 +33,16 @@ netns_engine=false
 [ "${KIND_DOCKER_HOST:-}" = "$NETNS_SOCK" ] && netns_engine=true
 
 if "$kind" get clusters 2>/dev/null | grep -qx "$name"; then
-  log "cluster $name exists"
   "$kind" get kubeconfig --name "$name" > "$KUBECONFIG"
-  cordon
-  exit 0
+  if kubectl wait nodes --all --for=condition=Ready --timeout=30s >/dev/null 2>&1; then
+    log "cluster $name exists"
+    cordon
+    exit 0
+  fi
+  # Its node containers stopped (the engine was restarted) or never became Ready: on
+  # hack/docker.sh's engine their routes are gone with them. Make it again.
+  log "cluster $name exists but its nodes are not Ready: deleting it"
+  "$kind" delete cluster --name "$name"
 fi
 
 if ! $netns_engine; then
