@@ -72,7 +72,7 @@ var _ = Describe("a Job through the burst buffer's claim in a Pod Security basel
 				Template: corev1.PodTemplateSpec{Spec: *claimPod("claimed",
 					// The testbed's agent image has a shell and a few tools (hack/cluster.sh): no
 					// hostname, no df. HOSTNAME is the pod's name.
-					`set -e; echo "$HOSTNAME was here" > /scratch/$HOSTNAME; dd if=/dev/zero of=/scratch/$HOSTNAME.bin bs=1M count=16 2>/dev/null; ls -l /scratch`)},
+					`set -e; echo "$HOSTNAME was here" > /scratch/$HOSTNAME; dd if=/dev/zero of=/scratch/$HOSTNAME.bin bs=1M count=16 2>/dev/null; cat /scratch/$HOSTNAME; ls -l /scratch`)},
 			},
 		}
 		Expect(k8s.Create(ctx, job)).To(Succeed())
