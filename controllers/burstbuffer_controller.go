@@ -151,6 +151,12 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if !bb.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bb, v1alpha1.Finalizer) {
+		// Teardown is over: the object read is the one whose finalizer the last visit removed
+		// (the API server may show it once more before it is gone). A teardown run on it
+		// again would start clean pods for nodes whose settling was never written.
+		return ctrl.Result{}, nil
+	}
 	if r.stale.stale(req.NamespacedName, bb.ResourceVersion) {
 		// The watch event of the last write brings the next visit; the requeue is a backstop.
 		log.V(1).Info("skipping a visit to a burst buffer older than the last write", "resourceVersion", bb.ResourceVersion)

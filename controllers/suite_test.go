@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,11 +82,14 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
+	// Also after a failed BeforeSuite or a manager that would not stop: a started API server
+	// must not outlive the suite.
+	defer func() {
+		if testEnv != nil {
+			Expect(testEnv.Stop()).To(Succeed())
+		}
+	}()
 	stopManager()
-	// Also after a failed BeforeSuite: a started API server must not outlive the suite.
-	if testEnv != nil {
-		Expect(testEnv.Stop()).To(Succeed())
-	}
 })
 
 // managerRequests counts the API requests of the manager the suite runs (watches apart), by
@@ -167,7 +172,20 @@ func stopManager() {
 		return
 	}
 	stopMgr()
-	Eventually(mgrDone, 30*time.Second).Should(BeClosed())
+	select {
+	case <-mgrDone:
+	case <-time.After(30 * time.Second):
+		// A visit that ignores its context keeps the manager from stopping, as it would keep a
+		// real operator from handing over its lease: show where it waits.
+		var dump strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&dump, 2)
+		for _, g := range strings.Split(dump.String(), "\n\n") {
+			if strings.Contains(g, "beeburst/beeburst/controllers") || strings.Contains(g, "beeburst/beeburst/internal") {
+				fmt.Fprintln(GinkgoWriter, g)
+			}
+		}
+		Fail("the manager did not stop within 30 s of its context's end (goroutines above)")
+	}
 }
 
 // writeKubeconfig lets tests run kubectl against the envtest API server.

@@ -136,3 +136,45 @@ var _ = Describe("Teardown in a namespace that is being deleted", func() {
 		}, timeout).Should(BeTrue(), "the moved clean pod is removed by the operator (nothing owns it)")
 	})
 })
+
+var _ = Describe("After the finalizer", func() {
+	// An object whose finalizer teardown removed can still be read: another party's
+	// finalizer holds it here. A visit to it must not run teardown again: with the nodes'
+	// settling unwritten (as when the object vanishes before its status patch) that would
+	// start clean pods nobody removes.
+	It("leaves a burst buffer alone once its own finalizer is gone: no clean pod starts again", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		makeNode(ctx, ns+"-a", map[string]string{"pool": ns})
+		bb := localBB(ns, "held", 1)
+		bb.Finalizers = []string{"example.com/hold"}
+		createReady(ctx, bb)
+
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "held-clean-0", corev1.PodSucceeded, "")
+		Eventually(func() []string { return get(ctx, bb).Finalizers }, timeout).Should(Equal([]string{"example.com/hold"}))
+		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, taskKey(ns, "held-clean-0"), &corev1.Pod{})) }, timeout).Should(BeTrue())
+
+		// The state the object vanishing leaves a late visit: the nodes' settling unwritten
+		// (the status patch of the visit that removed the finalizer finds no object). A visit
+		// now finds nothing to do.
+		cur := get(ctx, bb)
+		for i := range cur.Status.Nodes {
+			cur.Status.Nodes[i].Removal = ""
+		}
+		Expect(k8s.Status().Update(ctx, cur)).To(Succeed())
+		// A spec change wakes a visit, as the clean pods' deletion did.
+		cur = get(ctx, bb)
+		cur.Spec.Teardown.Hurry = true
+		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		Consistently(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, taskKey(ns, "held-clean-0"), &corev1.Pod{})) }, 3*time.Second).Should(BeTrue())
+		Expect(podsOfBB(ctx, ns, "held")).To(BeEmpty())
+
+		cur = get(ctx, bb)
+		cur.Finalizers = nil
+		Expect(k8s.Update(ctx, cur)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}, timeout).Should(BeTrue())
+	})
+})

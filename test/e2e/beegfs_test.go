@@ -253,10 +253,7 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 // uninstalls it at the end of the container.
 func installOperator(extra ...string) {
 	helm := envOr("HELM", "helm")
-	args := append([]string{"upgrade", "--install", "beeburst", "charts/beeburst", "--namespace", operatorNamespace,
-		"--create-namespace", "--wait", "--timeout", "5m",
-		"--set", "image.repository=beeburst/manager", "--set", "image.tag=" + imageTag, "--set", "agentImage=beeburst/agent:" + imageTag, "--set", "image.pullPolicy=IfNotPresent"}, extra...)
-	out, err := run(helm, args...)
+	out, err := run(helm, helmInstallArgs(extra...)...)
 	Expect(err).NotTo(HaveOccurred(), "%s", out)
 	_, _ = kubectl("create", "namespace", testNamespace)
 	DeferCleanup(func() {
@@ -264,6 +261,14 @@ func installOperator(extra ...string) {
 		out, err := run(helm, "uninstall", "beeburst", "--namespace", operatorNamespace, "--wait", "--timeout", "2m")
 		Expect(err).NotTo(HaveOccurred(), "%s", out)
 	})
+}
+
+// helmInstallArgs installs or upgrades the chart in place with the images under test, then
+// the extra --set flags (a later --set of the same value wins).
+func helmInstallArgs(extra ...string) []string {
+	return append([]string{"upgrade", "--install", "beeburst", "charts/beeburst", "--namespace", operatorNamespace,
+		"--create-namespace", "--wait", "--timeout", "5m",
+		"--set", "image.repository=beeburst/manager", "--set", "image.tag=" + imageTag, "--set", "agentImage=beeburst/agent:" + imageTag, "--set", "image.pullPolicy=IfNotPresent"}, extra...)
 }
 
 // imageName is the first tag in a docker-archive's manifest.json (or an OCI archive's

@@ -72,7 +72,7 @@ var _ = Describe("a Job through the burst buffer's claim in a Pod Security basel
 				Template: corev1.PodTemplateSpec{Spec: *claimPod("claimed",
 					// The testbed's agent image has a shell and a few tools (hack/cluster.sh): no
 					// hostname, no df. HOSTNAME is the pod's name.
-					`set -e; echo "$HOSTNAME was here" > /scratch/$HOSTNAME; dd if=/dev/zero of=/scratch/$HOSTNAME.bin bs=1M count=16 2>/dev/null; ls -l /scratch`)},
+					`set -e; echo "$HOSTNAME was here" > /scratch/$HOSTNAME; dd if=/dev/zero of=/scratch/$HOSTNAME.bin bs=1M count=16 2>/dev/null; cat /scratch/$HOSTNAME; ls -l /scratch`)},
 			},
 		}
 		Expect(k8s.Create(ctx, job)).To(Succeed())
@@ -153,6 +153,9 @@ var _ = Describe("a Job through the burst buffer's claim in a Pod Security basel
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
 		}, 3*time.Minute, time.Second).Should(BeTrue())
+		// Kubernetes keeps a deleted claim while a pod that names it exists, completed ones
+		// included (pvc-protection): the first spec's Job pods go first.
+		Expect(k8s.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.MatchingLabels{"job-name": "writer"})).To(Succeed())
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "claimed"}, &corev1.PersistentVolumeClaim{})) &&
 				apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: pv}, &corev1.PersistentVolume{}))

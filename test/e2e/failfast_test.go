@@ -131,11 +131,7 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 // helmUpgrade installs the chart with the images under test and extra --set flags, in place
 // (installOperator's uninstall stays the one at the end).
 func helmUpgrade(extra ...string) {
-	helm := envOr("HELM", "helm")
-	args := append([]string{"upgrade", "--install", "beeburst", "charts/beeburst", "--namespace", operatorNamespace,
-		"--wait", "--timeout", "5m",
-		"--set", "image.tag=" + imageTag, "--set", "agentImage=beeburst/agent:" + imageTag, "--set", "image.pullPolicy=IfNotPresent"}, extra...)
-	out, err := run(helm, args...)
+	out, err := run(envOr("HELM", "helm"), helmInstallArgs(extra...)...)
 	Expect(err).NotTo(HaveOccurred(), "%s", out)
 	Eventually(func(g Gomega) {
 		out, err := kubectl("-n", operatorNamespace, "rollout", "status", "deploy/beeburst-manager", "--timeout=5s")
