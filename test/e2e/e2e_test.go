@@ -182,10 +182,18 @@ var _ = Describe("beeburst", Ordered, func() {
 			loneSweepWrite = l.Sweep.Write.BestBytesPerSecond // and its stage-3 reference
 		}
 		Expect(l.Sweep).NotTo(BeNil())
-		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
 		if hw == nil {
-			Skip("no BEEBURST_HARDWARE_ENV: the figures are present; their values are checked on the testbed only")
+			// A measurement above its limit is about the hardware's values too: kind's nodes
+			// share one disk whose speed varies with the host's other work (docs/kind.md).
+			why := ""
+			for _, w := range cur.Status.Warnings {
+				if w.Reason == v1alpha1.WarningExceedsLimit {
+					why += " (here " + w.Reason + ": " + w.Message + ")"
+				}
+			}
+			Skip("no BEEBURST_HARDWARE_ENV: the figures are present; their values are checked on the testbed only" + why)
 		}
+		Expect(cur.Status.Warnings).NotTo(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
 
 		checkAgainstHardware(cur)
 	})

@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,11 +87,11 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 				Storage: v1alpha1.StorageSpec{Path: "/mnt/e2e-missing"}, Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileNone}}}
 		c := reported("spec.storage.path missing (local, 2 nodes)", bb, bb.Name+"-prep-", v1alpha1.ConditionProvisioned, v1alpha1.ReasonStoragePathMissing, time.Minute)
 		// The first word names the nodes whose kubelet had spoken; both, a moment later.
-		Expect(c.Message).To(And(ContainSubstring("spec.storage.path /mnt/e2e-missing does not exist on node(s) worker-"),
+		Expect(c.Message).To(And(namesAWorker("spec.storage.path /mnt/e2e-missing does not exist on node(s) "),
 			ContainSubstring("hostPath type check failed")))
 		Expect(get(ctx, bb).Status.Phase).To(Equal(v1alpha1.PhaseFailed))
 		Eventually(func() string { return cond(ctx, bb.Name, v1alpha1.ConditionProvisioned).Message }, failBound).Should(
-			ContainSubstring("does not exist on node(s) worker-1, worker-2"))
+			ContainSubstring("does not exist on node(s) " + strings.Join(workers(), ", ")))
 		deleteAndWait(ctx, bb, 2*time.Minute)
 		expectNothingLeft(ctx, bb.Name)
 	})
@@ -100,7 +102,7 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick,
 					CompareWith: &v1alpha1.CompareWithSpec{NodeLocal: &v1alpha1.NodeLocalComparison{Path: "/mnt/nvme/e2e-no-such-dir"}}}}}
 		c := reported("compareWith.nodeLocal.path missing (quick)", bb, bb.Name+"-compare-", v1alpha1.ConditionCompared, v1alpha1.ReasonComparePathMissing, 5*time.Minute)
-		Expect(c.Message).To(ContainSubstring("validation.compareWith.nodeLocal.path /mnt/nvme/e2e-no-such-dir does not exist on node(s) worker-"))
+		Expect(c.Message).To(namesAWorker("validation.compareWith.nodeLocal.path /mnt/nvme/e2e-no-such-dir does not exist on node(s) "))
 		compared := time.Now()
 		Eventually(func() v1alpha1.Phase { return get(ctx, bb).Status.Phase }, failBound, 100*time.Millisecond).Should(Equal(v1alpha1.PhaseReady),
 			"a comparison never holds up Ready")
@@ -119,7 +121,7 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 			Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 1},
 				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileNone}}}
 		c := reported("agent image not in any registry (local)", bb, bb.Name+"-prep-", v1alpha1.ConditionProvisioned, v1alpha1.ReasonImagePullFailed, time.Minute)
-		Expect(c.Message).To(And(ContainSubstring("image "+missing+" cannot be pulled on node(s) worker-"), ContainSubstring("agentImage")))
+		Expect(c.Message).To(And(namesAWorker("image "+missing+" cannot be pulled on node(s) "), ContainSubstring("agentImage")))
 		Expect(get(ctx, bb).Status.Phase).To(Equal(v1alpha1.PhaseFailed))
 		// The clean pods need the agent too: the operator with the right image removes it.
 		helmUpgrade()
@@ -127,6 +129,16 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 		expectNothingLeft(ctx, bb.Name)
 	})
 })
+
+// namesAWorker matches a message that names one of the workers right after prefix (the
+// testbed's worker-1, worker-2; kind's <cluster>-worker, <cluster>-worker2).
+func namesAWorker(prefix string) types.GomegaMatcher {
+	var names []string
+	for _, n := range workers() {
+		names = append(names, regexp.QuoteMeta(n))
+	}
+	return MatchRegexp(regexp.QuoteMeta(prefix) + "(" + strings.Join(names, "|") + ")")
+}
 
 // helmUpgrade installs the chart with the images under test and extra --set flags, in place
 // (installOperator's uninstall stays the one at the end).
