@@ -58,6 +58,12 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 			}
 			c = meta.FindStatusCondition(get(ctx, bb).Status.Conditions, typ)
 			g.Expect(c).NotTo(BeNil())
+			if reason == v1alpha1.ReasonImagePullFailed && c.Reason != reason && strings.Contains(c.Message, "i/o timeout") {
+				// The nodes reach no registry and their resolver does not answer (kind on an
+				// engine with no way out, docs/kind.md): a timeout, which the kubelet and the
+				// operator rightly retry. The spec needs a registry's answer, or no route at all.
+				Skip("the nodes' pulls time out instead of failing (" + oneLine(c.Message, 300) + "): needs a registry that answers, or nodes with no route to one (the testbed)")
+			}
 			g.Expect(c.Reason).To(Equal(reason), "%s: %s", c.Reason, c.Message)
 		}, limit, 100*time.Millisecond).Should(Succeed(), "%s: %s %s", what, typ, reason)
 		seen = time.Now()
@@ -115,11 +121,14 @@ var _ = Describe("failures in seconds on the testbed", Ordered, ContinueOnFailur
 
 	It("an agent image that does not exist: ImagePullFailed naming the node and the image", func() {
 		const missing = "beeburst/agent:e2e-does-not-exist"
-		helmUpgrade("--set", "agentImage="+missing)
-		DeferCleanup(func() { helmUpgrade() })
 		bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Name: "e2e-ff-image", Namespace: testNamespace},
 			Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 1},
 				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileNone}}}
+		// Cleanups run last first: the operator gets its agent back, then the burst buffer
+		// goes (a spec that skipped half-way leaves it).
+		DeferCleanup(func() { deleteAndWait(ctx, bb, 2*time.Minute) })
+		helmUpgrade("--set", "agentImage="+missing)
+		DeferCleanup(func() { helmUpgrade() })
 		c := reported("agent image not in any registry (local)", bb, bb.Name+"-prep-", v1alpha1.ConditionProvisioned, v1alpha1.ReasonImagePullFailed, time.Minute)
 		Expect(c.Message).To(And(namesAWorker("image "+missing+" cannot be pulled on node(s) "), ContainSubstring("agentImage")))
 		Expect(get(ctx, bb).Status.Phase).To(Equal(v1alpha1.PhaseFailed))
