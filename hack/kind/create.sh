@@ -11,8 +11,8 @@
 # appended to the config, and, in place of kind's default CNI (kindnetd, which cannot be built
 # here), each node gets the CNI configuration kindnetd writes - ptp and host-local over the
 # node's pod CIDR, portmap - and a route to every other node's pod CIDR via that node. Those
-# routes live in the node containers: a node restarted by Docker loses them (create the
-# cluster again).
+# routes live in the node containers: nodes restarted by Docker lose them, and a cluster whose
+# nodes are not Ready is deleted and made again.
 set -euo pipefail
 name=${1:-beeburst}
 here=$(cd "$(dirname "$0")" && pwd)
