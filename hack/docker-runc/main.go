@@ -10,6 +10,7 @@
 //   - drops from every capability set the capabilities missing from its own bounding set;
 //   - raises an oomScoreAdj below its own to its own (lowering it needs CAP_SYS_RESOURCE);
 //   - lowers rlimits above its own hard limits to them (raising them needs CAP_SYS_RESOURCE).
+//
 // On a machine with every capability it changes nothing.
 //
 // Configured through dockerd (hack/docker.sh): --add-runtime caps=PATH --default-runtime caps.
