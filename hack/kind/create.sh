@@ -45,6 +45,11 @@ if "$kind" get clusters 2>/dev/null | grep -qx "$name"; then
   "$kind" delete cluster --name "$name"
 fi
 
+# A new cluster's drives start empty: what an earlier cluster's burst buffers left in these
+# host directories (deleting a cluster removes its nodes, not them) is not this one's.
+rm -rf /tmp/beeburst-kind/worker-1/nvme /tmp/beeburst-kind/worker-2/nvme
+mkdir -p /tmp/beeburst-kind/worker-1/nvme /tmp/beeburst-kind/worker-2/nvme
+
 if ! $netns_engine; then
   "$kind" create cluster --name "$name" --config "$here/config.yaml" --kubeconfig "$KUBECONFIG" --wait 2m
   cordon
