@@ -135,6 +135,9 @@ func startManager() {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		// On a loaded 2-core machine the visits in flight can take longer than the default 30 s
+		// to see their context end; stopManager waits a little longer still, then shows them.
+		GracefulShutdownTimeout: ptr(shutdownGrace),
 		Cache:                  controllers.CacheOptions(operatorNamespace),
 		// The suite restarts the manager in-process; metric names would clash otherwise.
 		Controller: config.Controller{SkipNameValidation: ptr(true)},
@@ -167,6 +170,9 @@ func startManager() {
 	}()
 }
 
+// shutdownGrace is how long the suite's manager waits for its visits to end when stopped.
+const shutdownGrace = 90 * time.Second
+
 func stopManager() {
 	if stopMgr == nil {
 		return
@@ -174,7 +180,7 @@ func stopManager() {
 	stopMgr()
 	select {
 	case <-mgrDone:
-	case <-time.After(30 * time.Second):
+	case <-time.After(shutdownGrace + 10*time.Second):
 		// A visit that ignores its context keeps the manager from stopping, as it would keep a
 		// real operator from handing over its lease: show where it waits.
 		var dump strings.Builder
@@ -184,7 +190,7 @@ func stopManager() {
 				fmt.Fprintln(GinkgoWriter, g)
 			}
 		}
-		Fail("the manager did not stop within 30 s of its context's end (goroutines above)")
+		Fail(fmt.Sprintf("the manager did not stop within %s of its context's end (goroutines above)", shutdownGrace+10*time.Second))
 	}
 }
 
