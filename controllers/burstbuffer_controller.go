@@ -215,10 +215,10 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.reconcileEngine,                       // phases.go: the file system
 		r.reconcileReuse,                        // reuse.go: a validation kept from the same configuration
 		r.reconcileValidationGate,               // validation.go: profile, time budget, node locks
-		r.measuring(r.reconcileDeviceProbes),    // validation.go: stage 2, devices
-		r.measuring(r.reconcileNetwork),         // validation.go, network.go: stage 2, links
-		r.measuring(r.reconcileStorageBench),    // validation.go, storagebench.go: stage 2, BeeGFS targets
-		r.measuring(r.reconcileComponentLimits), // validation.go: stage 2 published, its limits
+		r.measuring(r.reconcileDeviceProbes),    // deviceprobe.go: stage 2, devices
+		r.measuring(r.reconcileNetwork),         // network.go: stage 2, links
+		r.measuring(r.reconcileStorageBench),    // storagebench.go: stage 2, BeeGFS targets
+		r.measuring(r.reconcileComponentLimits), // componentlimits.go: stage 2 published, its limits
 		r.measuring(r.reconcileChunkSize),       // chunks.go: layout.chunkSizePolicy Auto, before the sweep
 		r.measuring(r.reconcileSweep),           // sweep.go: stages 3 and 4
 		r.measuring(r.reconcileWorkloads),       // workloads.go: software factors (standard profile)

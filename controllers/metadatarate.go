@@ -47,10 +47,10 @@ func (r *BurstBufferReconciler) keepMetadataRate(ctx context.Context, s *scope, 
 		return nil
 	}
 	for _, node := range meta {
-		if cur, ok := r.cachedFigures(ctx, node); ok && sameMetadataFigure(cur.Metadata, &fig) {
+		if cur, ok := r.nodeCache().Get(ctx, node); ok && sameMetadataFigure(cur.Metadata, &fig) {
 			continue // kept on an earlier visit
 		}
-		if err := r.saveFigures(ctx, node, func(f *nodecache.Figures) { f.Metadata = &fig }); err != nil {
+		if err := r.nodeCache().Update(ctx, node, func(f *nodecache.Figures) { f.Metadata = &fig }); err != nil {
 			return err
 		}
 	}

@@ -45,7 +45,7 @@ func (r *BurstBufferReconciler) probeConditions(ctx context.Context, s *scope, p
 		return c, nil
 	}
 	f.Conditions = c
-	return c, r.saveFigures(ctx, f.Node, func(cur *nodecache.Figures) {
+	return c, r.nodeCache().Update(ctx, f.Node, func(cur *nodecache.Figures) {
 		md := cur.Metadata // a metadata figure is another measurement's: it stays
 		*cur = f
 		cur.Metadata = md
