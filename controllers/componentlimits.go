@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -99,35 +100,17 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 	}
 	var warnings []v1alpha1.Warning
 	for _, node := range s.nodes {
-		f := figures[node]
-		t := metav1.NewTime(f.MeasuredTime)
-		nc := v1alpha1.NodeComponents{Name: node, MeasuredTime: &t, Reused: reused[node]}
-		docW, srcW := hardware.DocumentedDevice(bb, s.nodeObj(node), true)
-		docR, srcR := hardware.DocumentedDevice(bb, s.nodeObj(node), false)
-		nc.DeviceWrite = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docW, MeasuredBytesPerSecond: positive(f.DeviceWriteBytesPerSecond), Source: srcW}
-		nc.DeviceRead = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docR, MeasuredBytesPerSecond: positive(f.DeviceReadBytesPerSecond), Source: srcR}
+		var link *float64
 		if got, ok := links[node]; ok {
-			doc, src := hardware.DocumentedLink(bb, s.nodeObj(node), node)
-			nc.Network = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: doc, MeasuredBytesPerSecond: positive(int64(got)), Source: src}
+			link = &got
 		}
+		var first *v1alpha1.NodeComponents
 		if p, ok := prev[node]; ok {
-			if comp.DeviceProbeRound > 1 {
-				secondRound(nc.DeviceWrite, p.DeviceWrite)
-				secondRound(nc.DeviceRead, p.DeviceRead)
-			}
-			if comp.NetworkProbeRound > 1 {
-				secondRound(nc.Network, p.Network)
-			}
+			first = &p
 		}
-		if c := f.Conditions; c != nil && len(c.OtherPods) > 0 && !reused[node] {
-			warnings = append(warnings, v1alpha1.Warning{
-				Reason: v1alpha1.WarningNodeBusy, Node: node, Component: "device",
-				Message: fmt.Sprintf("node %s: other beeburst pods ran on the node while its device was probed (%s): the device figures may be low; they are published for this burst buffer but not kept for reuse",
-					node, strings.Join(limit(c.OtherPods, 4), ", ")),
-			})
-		}
-		warnings = append(warnings, belowDocumented(node, "device-write", nc.DeviceWrite)...)
-		warnings = append(warnings, belowDocumented(node, "device-read", nc.DeviceRead)...)
+		nc, w := nodeComponents(bb, s.nodeObj(node), nodeMeasured{node: node, figures: figures[node], reused: reused[node], link: link, first: first},
+			comp.DeviceProbeRound > 1, comp.NetworkProbeRound > 1)
+		warnings = append(warnings, w...)
 		warnings = append(warnings, storageBenchFigures(sb, &nc)...)
 		comp.Nodes = append(comp.Nodes, nc)
 	}
@@ -166,6 +149,55 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings,
 		map[string]bool{v1alpha1.WarningBelowDocumented: true, v1alpha1.WarningComponentTestFailed: true}, warnings)
 	bb.Status.Warnings = replaceNodeBusy(bb.Status.Warnings, "device", busy)
+}
+
+// nodeMeasured is what stage 2 measured of one node.
+type nodeMeasured struct {
+	node    string
+	figures nodecache.Figures
+	// reused: the figures came from another burst buffer's probe.
+	reused bool
+	// link is the node's measured network figure (nil: not measured).
+	link *float64
+	// first is the node as published before a second round (nil: none).
+	first *v1alpha1.NodeComponents
+}
+
+// nodeComponents is one node's stage-2 status (pure): documented beside measured for its
+// device and link, a second round beside the first, and the warnings of a busy node or a
+// component under its documented figure.
+func nodeComponents(bb *v1alpha1.BurstBuffer, obj *corev1.Node, m nodeMeasured, deviceRound2, networkRound2 bool) (v1alpha1.NodeComponents, []v1alpha1.Warning) {
+	node, f := m.node, m.figures
+	t := metav1.NewTime(f.MeasuredTime)
+	nc := v1alpha1.NodeComponents{Name: node, MeasuredTime: &t, Reused: m.reused}
+	docW, srcW := hardware.DocumentedDevice(bb, obj, true)
+	docR, srcR := hardware.DocumentedDevice(bb, obj, false)
+	nc.DeviceWrite = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docW, MeasuredBytesPerSecond: positive(f.DeviceWriteBytesPerSecond), Source: srcW}
+	nc.DeviceRead = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docR, MeasuredBytesPerSecond: positive(f.DeviceReadBytesPerSecond), Source: srcR}
+	if m.link != nil {
+		doc, src := hardware.DocumentedLink(bb, obj, node)
+		nc.Network = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: doc, MeasuredBytesPerSecond: positive(int64(*m.link)), Source: src}
+	}
+	if p := m.first; p != nil {
+		if deviceRound2 {
+			secondRound(nc.DeviceWrite, p.DeviceWrite)
+			secondRound(nc.DeviceRead, p.DeviceRead)
+		}
+		if networkRound2 {
+			secondRound(nc.Network, p.Network)
+		}
+	}
+	var warnings []v1alpha1.Warning
+	if c := f.Conditions; c != nil && len(c.OtherPods) > 0 && !m.reused {
+		warnings = append(warnings, v1alpha1.Warning{
+			Reason: v1alpha1.WarningNodeBusy, Node: node, Component: "device",
+			Message: fmt.Sprintf("node %s: other beeburst pods ran on the node while its device was probed (%s): the device figures may be low; they are published for this burst buffer but not kept for reuse",
+				node, strings.Join(limit(c.OtherPods, 4), ", ")),
+		})
+	}
+	warnings = append(warnings, belowDocumented(node, "device-write", nc.DeviceWrite)...)
+	warnings = append(warnings, belowDocumented(node, "device-read", nc.DeviceRead)...)
+	return nc, warnings
 }
 
 // secondRound puts a component's first round beside its second (cur): the first's figure in
