@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/measurelock"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -112,20 +113,20 @@ func (r *BurstBufferReconciler) stampTaskEnd(ctx context.Context, bb *v1alpha1.B
 	}
 	for node, end := range last {
 		var l coordinationv1.Lease
-		if err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: lockName(node)}, &l); err != nil {
+		if err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: measurelock.Name(node)}, &l); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue // never measured: no probe can have overlapped
 			}
 			return err
 		}
-		if prev, err := time.Parse(time.RFC3339, l.Annotations[annLastTaskEnd]); err == nil && !end.After(prev) {
+		if prev, err := time.Parse(time.RFC3339, l.Annotations[measurelock.AnnotationLastTaskEnd]); err == nil && !end.After(prev) {
 			continue
 		}
 		if l.Annotations == nil {
 			l.Annotations = map[string]string{}
 		}
 		// Rounded up: API times have whole seconds.
-		l.Annotations[annLastTaskEnd] = end.Add(time.Second - 1).Truncate(time.Second).UTC().Format(time.RFC3339)
+		l.Annotations[measurelock.AnnotationLastTaskEnd] = end.Add(time.Second - 1).Truncate(time.Second).UTC().Format(time.RFC3339)
 		if err := r.Update(ctx, &l); err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/measurelock"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -118,10 +119,10 @@ func (r *BurstBufferReconciler) waitMeasuring(ctx context.Context, s *scope) (ct
 	}
 	if w := s.locks.wait; w != nil {
 		r.queued(ctx, s, w)
-		wake = minPositive(wake, w.requeue(now))
+		wake = minPositive(wake, w.Requeue(now))
 	}
 	if s.locks.held {
-		wake = minPositive(wake, lockDuration/2) // renew the locks while measuring
+		wake = minPositive(wake, measurelock.Duration/2) // renew the locks while measuring
 	}
 	if s.locks.wait != nil {
 		// Still taking its locks in node order: the ones it holds stay held while it waits
@@ -190,7 +191,7 @@ func measurementFailed(bb *v1alpha1.BurstBuffer) bool {
 
 // queued says in the status that the burst buffer waits for a node, on the first stage
 // condition that is not done - unless that stage already failed.
-func (r *BurstBufferReconciler) queued(ctx context.Context, s *scope, w *lockWait) {
+func (r *BurstBufferReconciler) queued(ctx context.Context, s *scope, w *measurelock.Wait) {
 	typ := v1alpha1.ConditionComponentsMeasured
 	if conditionIs(s.bb, typ, metav1.ConditionTrue) {
 		typ = v1alpha1.ConditionValidated
@@ -198,10 +199,10 @@ func (r *BurstBufferReconciler) queued(ctx context.Context, s *scope, w *lockWai
 	if v1alpha1.KindOf(conditionReason(s.bb, typ)) != v1alpha1.ReasonKindProgress {
 		return
 	}
-	msg := w.message()
+	msg := w.Message()
 	if c := meta.FindStatusCondition(s.bb.Status.Conditions, typ); c == nil || c.Reason != v1alpha1.ReasonQueuedForNode || c.Message != msg {
 		logf.FromContext(ctx).Info("waiting: queued for a node's measuring lock", "phase", s.bb.Status.Phase,
-			"reason", v1alpha1.ReasonQueuedForNode, "node", w.node, "holder", w.holder, "ahead", w.ahead)
+			"reason", v1alpha1.ReasonQueuedForNode, "node", w.Node, "holder", w.Holder, "ahead", w.Ahead)
 	}
 	setCondition(s.bb, typ, metav1.ConditionFalse, v1alpha1.ReasonQueuedForNode, msg)
 }
