@@ -61,3 +61,15 @@ func limit(items []string, n int) []string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// truncateMsg cuts s to at most n bytes (the CRD's MaxLength of a status message).
+func truncateMsg(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - 3
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "..."
+}
