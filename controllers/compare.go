@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -215,7 +216,7 @@ func (r *BurstBufferReconciler) compareTarget(ctx context.Context, s *scope) (co
 	return compareTarget{with: with, maxNodes: len(s.nodes), volume: corev1.Volume{Name: "compare", VolumeSource: corev1.VolumeSource{
 		// An existing directory: a missing path fails the pod (by its deadline), never
 		// creates a directory on the node's root disk.
-		HostPath: &corev1.HostPathVolumeSource{Path: p, Type: ptr(corev1.HostPathDirectory)}}}}, "", "", nil
+		HostPath: &corev1.HostPathVolumeSource{Path: p, Type: ptr.To(corev1.HostPathDirectory)}}}}, "", "", nil
 }
 
 // comparePoint is where to compare: the sweep's best write point when it used at most

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodecache"
@@ -21,8 +22,8 @@ func TestNodeComponents(t *testing.T) {
 	busy := figs
 	busy.Conditions = &nodecache.Conditions{OtherPods: []string{"a/x", "b/y"}}
 	link := 500.0
-	first := &v1alpha1.NodeComponents{Name: "n1", DeviceWrite: &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: ptr(int64(1200))},
-		DeviceRead: &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: ptr(int64(900))}}
+	first := &v1alpha1.NodeComponents{Name: "n1", DeviceWrite: &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: ptr.To(int64(1200))},
+		DeviceRead: &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: ptr.To(int64(900))}}
 	for _, tc := range []struct {
 		name          string
 		node          *corev1.Node
@@ -36,7 +37,7 @@ func TestNodeComponents(t *testing.T) {
 	}{
 		{name: "no documented figures", node: nil, m: nodeMeasured{node: "n1", figures: figs}, write: 950, read: 1000},
 		{name: "labels: read under 90% of documented", node: labelled, m: nodeMeasured{node: "n1", figures: figs},
-			write: 950, read: 1000, docW: ptr(int64(1000)), warnings: []string{v1alpha1.WarningBelowDocumented}},
+			write: 950, read: 1000, docW: ptr.To(int64(1000)), warnings: []string{v1alpha1.WarningBelowDocumented}},
 		{name: "busy node warned, link published", node: nil, m: nodeMeasured{node: "n1", figures: busy, link: &link},
 			write: 950, read: 1000, network: true, warnings: []string{v1alpha1.WarningNodeBusy}},
 		{name: "busy but reused: no warning", node: nil, m: nodeMeasured{node: "n1", figures: busy, reused: true}, write: 950, read: 1000},

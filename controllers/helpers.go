@@ -45,22 +45,12 @@ func count(m map[string]bool) int {
 	return n
 }
 
-func ptrValue[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
 func limit(items []string, n int) []string {
 	if len(items) <= n {
 		return items
 	}
 	return append(slices.Clone(items[:n]), fmt.Sprintf("and %d more", len(items)-n))
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // truncateMsg cuts s to at most n bytes (the CRD's MaxLength of a status message).
 func truncateMsg(s string, n int) string {

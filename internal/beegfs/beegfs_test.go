@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/golden"
@@ -52,10 +53,10 @@ func testInstance(n int) Instance {
 	case 4:
 		bb.Spec.Layout.MetadataServers = 2
 		bb.Spec.Layout.StorageTargetsPerNode = 2
-		bb.Spec.Layout.ChunkSize = ptr(resource.MustParse("1Mi"))
+		bb.Spec.Layout.ChunkSize = ptr.To(resource.MustParse("1Mi"))
 	case 16:
 		bb.Spec.Layout.MetadataServers = 4
-		bb.Spec.Layout.StripeWidth = ptr(int32(8))
+		bb.Spec.Layout.StripeWidth = ptr.To(int32(8))
 		bb.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{Interfaces: []string{"ib0", "eth0"}, LicenseSecret: "beegfs-license"}
 	}
 	bb.Status.TaskNamespace = "beeburst-system"
@@ -349,8 +350,8 @@ func TestStriping(t *testing.T) {
 	if s := StripingFor(in.BB, 4); s != (Striping{"1Mi", 4}) {
 		t.Errorf("4 nodes x 2 targets, 1Mi: %+v", s)
 	}
-	in.BB.Spec.Layout.ChunkSize = ptr(resource.MustParse("64Ki"))
-	in.BB.Spec.Layout.StripeWidth = ptr(int32(8))
+	in.BB.Spec.Layout.ChunkSize = ptr.To(resource.MustParse("64Ki"))
+	in.BB.Spec.Layout.StripeWidth = ptr.To(int32(8))
 	if s := StripingFor(in.BB, 4); s != (Striping{"64ki", 8}) {
 		t.Errorf("explicit: %+v", s)
 	}

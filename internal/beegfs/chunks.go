@@ -7,6 +7,7 @@ import (
 	"path"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/engine"
@@ -60,12 +61,12 @@ func (in Instance) ChunkPod(t ChunkTask) *corev1.Pod {
 	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
 		Name: "burst-buffer",
 		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: MountPoint(in.BB), Type: ptr(corev1.HostPathDirectory),
+			Path: MountPoint(in.BB), Type: ptr.To(corev1.HostPathDirectory),
 		}},
 	})
 	c := &pod.Spec.Containers[0]
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{
-		Name: "burst-buffer", MountPath: nodetask.FileSystemMount, MountPropagation: ptr(corev1.MountPropagationHostToContainer),
+		Name: "burst-buffer", MountPath: nodetask.FileSystemMount, MountPropagation: ptr.To(corev1.MountPropagationHostToContainer),
 	})
 	return pod
 }

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // clientScriptIn runs ClientScript against a fake mount table and a fake mount(8) and
@@ -131,7 +132,7 @@ func TestGone(t *testing.T) {
 	terminated := running(0, 0, false, time.Hour)
 	terminated.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Message: "killed"}}
 	deleting := running(0, 0, true, time.Minute)
-	deleting.DeletionTimestamp = ptr(at(time.Hour))
+	deleting.DeletionTimestamp = ptr.To(at(time.Hour))
 	for _, c := range []struct {
 		name string
 		pod  *corev1.Pod

@@ -3,6 +3,7 @@ package beegfs
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -28,7 +29,7 @@ func (in Instance) ConfigMap() *corev1.ConfigMap {
 			Name: ConfigMapName(in.BB), Namespace: nodetask.Namespace(in.BB),
 			Labels: serviceLabels(in.BB, nodetask.ComponentConfig),
 		},
-		Immutable: ptr(true),
+		Immutable: ptr.To(true),
 		Data:      data,
 	}
 	nodetask.Owned(in.BB, &cm.ObjectMeta)

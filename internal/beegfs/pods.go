@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -53,7 +54,7 @@ func (in Instance) MgmtdPod(node string) *corev1.Pod {
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
 			Name: "license",
 			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-				SecretName: name, DefaultMode: ptr(int32(0o400)),
+				SecretName: name, DefaultMode: ptr.To(int32(0o400)),
 				Items: []corev1.KeyToPath{{Key: KeyLicense, Path: KeyLicense}},
 			}},
 		})
@@ -137,7 +138,7 @@ func (in Instance) servicePod(component string, index int, node, image string, a
 	pod.Spec.Volumes = append([]corev1.Volume{{
 		Name: "storage",
 		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: in.BB.Spec.Storage.Path, Type: ptr(corev1.HostPathDirectory),
+			Path: in.BB.Spec.Storage.Path, Type: ptr.To(corev1.HostPathDirectory),
 		}},
 	}, {
 		Name: "config",
@@ -166,7 +167,7 @@ func (in Instance) servicePod(component string, index int, node, image string, a
 		PeriodSeconds: 5, TimeoutSeconds: 5, FailureThreshold: 6,
 	}
 	c.SecurityContext = &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr(false),
+		AllowPrivilegeEscalation: ptr.To(false),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"DAC_OVERRIDE", "CHOWN", "FOWNER"}},
 	}
 	return pod
@@ -181,11 +182,11 @@ func (in Instance) ClientPod(i int, node string) *corev1.Pod {
 	pod := in.basePod(nodetask.ComponentClient, i, node)
 	pod.Spec.RestartPolicy = corev1.RestartPolicyAlways
 	// Time for the unmount on SIGTERM, before the kubelet kills the container.
-	pod.Spec.TerminationGracePeriodSeconds = ptr(int64(60))
+	pod.Spec.TerminationGracePeriodSeconds = ptr.To(int64(60))
 	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
 		Name: "mounts",
 		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: MountRoot, Type: ptr(corev1.HostPathDirectoryOrCreate),
+			Path: MountRoot, Type: ptr.To(corev1.HostPathDirectoryOrCreate),
 		}},
 	})
 	c := &pod.Spec.Containers[0]
@@ -199,7 +200,7 @@ func (in Instance) ClientPod(i int, node string) *corev1.Pod {
 	// The client's UDP port, shifted: declared so that two instances can never share it.
 	c.Ports = []corev1.ContainerPort{{Name: "client-udp", ContainerPort: p.Client, HostPort: p.Client, Protocol: corev1.ProtocolUDP}}
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{
-		Name: "mounts", MountPath: MountRoot, MountPropagation: ptr(corev1.MountPropagationBidirectional),
+		Name: "mounts", MountPath: MountRoot, MountPropagation: ptr.To(corev1.MountPropagationBidirectional),
 	})
 	// Ready once mounted. An exec probe is a process started through the container runtime,
 	// which took longer than a second while benchmarks loaded the nodes: 10 s to answer, and
@@ -211,7 +212,7 @@ func (in Instance) ClientPod(i int, node string) *corev1.Pod {
 		}}},
 		PeriodSeconds: 5, TimeoutSeconds: 10, FailureThreshold: 6,
 	}
-	c.SecurityContext = &corev1.SecurityContext{Privileged: ptr(true)}
+	c.SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
 	return pod
 }
 
@@ -231,13 +232,13 @@ func (in Instance) StripePod() *corev1.Pod {
 func (in Instance) cliTask(component, script string, deadline int64) *corev1.Pod {
 	pod := in.basePod(component, 0, PlacementFor(in.BB, in.Nodes).Mgmtd)
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-	pod.Spec.ActiveDeadlineSeconds = ptr(deadline)
+	pod.Spec.ActiveDeadlineSeconds = ptr.To(deadline)
 	c := &pod.Spec.Containers[0]
 	c.Image = in.Images.Client
 	c.Command = []string{"/bin/sh", "-c", script}
 	// The CLI runs only as root (beegfs-go isCommandAuthorized); it needs no capabilities.
 	c.SecurityContext = &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr(false),
+		AllowPrivilegeEscalation: ptr.To(false),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
 	return pod
@@ -256,7 +257,7 @@ func (in Instance) basePod(component string, index int, node string) *corev1.Pod
 			NodeName:                     node,
 			HostNetwork:                  true,
 			DNSPolicy:                    corev1.DNSClusterFirstWithHostNet,
-			AutomountServiceAccountToken: ptr(false),
+			AutomountServiceAccountToken: ptr.To(false),
 			// A burst buffer's nodes are reserved for its job: run there whatever the taints.
 			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
@@ -271,7 +272,7 @@ func (in Instance) basePod(component string, index int, node string) *corev1.Pod
 		pod.Spec.Volumes = []corev1.Volume{{
 			Name: "auth",
 			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-				SecretName: SecretName(in.BB), DefaultMode: ptr(int32(0o400)),
+				SecretName: SecretName(in.BB), DefaultMode: ptr.To(int32(0o400)),
 			}},
 		}}
 		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "auth", MountPath: AuthDir, ReadOnly: true}}

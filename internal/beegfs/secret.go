@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -63,7 +64,7 @@ func NewSecret(bb *v1alpha1.BurstBuffer, rand io.Reader, now time.Time, mgmtdHos
 			Labels: serviceLabels(bb, "auth"),
 		},
 		Type:      corev1.SecretTypeOpaque,
-		Immutable: ptr(true),
+		Immutable: ptr.To(true),
 		Data: map[string][]byte{
 			KeyConnAuth: []byte(base64.StdEncoding.EncodeToString(raw)),
 			KeyTLSCert:  certPEM,
@@ -157,5 +158,3 @@ func randSerial(rand io.Reader) (*big.Int, error) {
 func serviceLabels(bb *v1alpha1.BurstBuffer, component string) map[string]string {
 	return nodetask.Labels(bb, component)
 }
-
-func ptr[T any](v T) *T { return &v }

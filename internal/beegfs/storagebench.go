@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs/storagebench"
@@ -81,7 +82,7 @@ func (in Instance) StorageBenchPod(p StorageBenchPlan) *corev1.Pod {
 	pod := in.cliTask(nodetask.ComponentStorageBench, in.StorageBenchScript(p), 900)
 	// Time for `benchmark stop` and `cleanup` when the pod is stopped (validation budget cut,
 	// deletion): stopping the pod does not stop the benchmark on the storage servers.
-	pod.Spec.TerminationGracePeriodSeconds = ptr(int64(60))
+	pod.Spec.TerminationGracePeriodSeconds = ptr.To(int64(60))
 	return pod
 }
 

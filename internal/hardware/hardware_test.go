@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/limits"
@@ -94,7 +95,7 @@ func TestFromSpec(t *testing.T) {
 		},
 		{
 			name: "explicit co-located fills the other side's count",
-			hw: &v1alpha1.HardwareSpec{Colocated: ptrBool(true), Clients: &v1alpha1.ClientsHardware{Nodes: i32(3), Link: lnk("1e11", "none")},
+			hw: &v1alpha1.HardwareSpec{Colocated: ptr.To(true), Clients: &v1alpha1.ClientsHardware{Nodes: i32(3), Link: lnk("1e11", "none")},
 				Devices: &v1alpha1.DevicesHardware{PerNode: 2, WriteBytesPerSecond: q("3G")}},
 			colocated: true, servers: 3, clientBps: 12.5e9, devWrite: 3e9,
 		},
@@ -132,8 +133,6 @@ func TestFromSpec(t *testing.T) {
 	}
 }
 
-func ptrBool(b bool) *bool { return &b }
-
 func TestFromSpecInvalid(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -151,7 +150,7 @@ func TestFromSpecInvalid(t *testing.T) {
 			"rateBitsPerSecond must be greater than zero"},
 		{"negative device", &v1alpha1.HardwareSpec{Devices: &v1alpha1.DevicesHardware{ReadBytesPerSecond: q("-1G")}}, Defaults{Nodes: 1},
 			"devices.readBytesPerSecond must be greater than zero"},
-		{"co-located counts differ", &v1alpha1.HardwareSpec{Colocated: ptrBool(true), Clients: &v1alpha1.ClientsHardware{Nodes: i32(2)},
+		{"co-located counts differ", &v1alpha1.HardwareSpec{Colocated: ptr.To(true), Clients: &v1alpha1.ClientsHardware{Nodes: i32(2)},
 			Servers: &v1alpha1.ServersHardware{Nodes: i32(3)}}, Defaults{}, "must be equal"},
 		{"co-located links differ", &v1alpha1.HardwareSpec{Clients: &v1alpha1.ClientsHardware{Link: lnk("100G", "none")},
 			Servers: &v1alpha1.ServersHardware{Link: lnk("25G", "none")}}, Defaults{Nodes: 2}, "differ"},

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/limits"
@@ -303,7 +304,7 @@ func DecisionToAPI(d sizing.Decision, decided time.Time) *v1alpha1.TargetStatus 
 		Cause: d.Cause, Message: truncate(decisionMessage(d), maxTargetMessage),
 	}
 	if d.MoreNodes > 0 {
-		ts.MoreNodes = ptrInt32(clampInt32(d.MoreNodes))
+		ts.MoreNodes = ptr.To(clampInt32(d.MoreNodes))
 	}
 	if !decided.IsZero() {
 		t := metav1.NewTime(decided)
@@ -397,7 +398,7 @@ func ApplyVerdict(ts *v1alpha1.TargetStatus, v sizing.Verdict) {
 		ts.State = v1alpha1.TargetState(v.State)
 		ts.Cause, ts.MoreNodes = v.Cause, nil
 		if v.MoreNodes > 0 {
-			ts.MoreNodes = ptrInt32(clampInt32(v.MoreNodes))
+			ts.MoreNodes = ptr.To(clampInt32(v.MoreNodes))
 		}
 	}
 	for _, op := range limits.Operations {
@@ -421,7 +422,7 @@ func ApplyVerdict(ts *v1alpha1.TargetStatus, v sizing.Verdict) {
 		met := ov.Met
 		tb.Met = &met
 		if ov.MoreNodes > 0 {
-			tb.MoreNodes = ptrInt32(clampInt32(ov.MoreNodes))
+			tb.MoreNodes = ptr.To(clampInt32(ov.MoreNodes))
 		}
 	}
 	if c := v.Capacity; c != nil && ts.Capacity != nil && c.Measured > 0 {
@@ -586,8 +587,6 @@ func marginPercent(ratio float64) *int32 {
 	v := int32(p)
 	return &v
 }
-
-func ptrInt32(v int32) *int32 { return &v }
 
 // truncate cuts s to at most n bytes at a rune boundary, ending with "...".
 func truncate(s string, n int) string {
