@@ -28,6 +28,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/engine/local"
 	"github.com/beeburst/beeburst/internal/limits"
@@ -283,7 +284,7 @@ func podSecurityRefused(bb *v1alpha1.BurstBuffer, err error) bool {
 		return false
 	}
 	ns := nodetask.Namespace(bb)
-	setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonPodSecurityRefused,
+	conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonPodSecurityRefused,
 		fmt.Sprintf("the API server refused a pod of this burst buffer in namespace %s for its Pod Security level: %s. The operator's host-level pods need privileged: kubectl label namespace %s pod-security.kubernetes.io/enforce=privileged --overwrite (the operator retries by itself)",
 			ns, firstLine(err.Error()), ns))
 	return true

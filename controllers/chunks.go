@@ -17,6 +17,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/sizing"
@@ -114,7 +115,7 @@ func chunkSizeSettled(bb *v1alpha1.BurstBuffer) bool {
 }
 
 func setChunkCondition(bb *v1alpha1.BurstBuffer, st metav1.ConditionStatus, reason, msg string) {
-	setCondition(bb, v1alpha1.ConditionChunkSizeChosen, st, reason, msg)
+	conditions.Set(bb, v1alpha1.ConditionChunkSizeChosen, st, reason, msg)
 }
 
 // reconcileChunkSize is the chunk-size tuning of reconcileValidation, between stage 2 and
@@ -153,7 +154,7 @@ func (r *BurstBufferReconciler) reconcileChunkSize(ctx context.Context, s *scope
 	if running != "" {
 		bb.Status.ChunkSize = chunkProgress(plan, results)
 		setChunkCondition(bb, metav1.ConditionUnknown, v1alpha1.ReasonChunkSizeTuning, running+"; plan: "+plan.Reason)
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
+		conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
 			"stage 2 done; layout.chunkSizePolicy Auto: "+running+"; the sweep follows with the chosen size")
 		return ctrl.Result{}, false, nil
 	}
@@ -169,7 +170,7 @@ func (r *BurstBufferReconciler) reconcileChunkSize(ctx context.Context, s *scope
 		s.locks.busy = true
 		msg := fmt.Sprintf("setting chunk size %s on the root: %s", sizing.FormatChunk(choice.Size), choice.Message)
 		setChunkCondition(bb, metav1.ConditionUnknown, v1alpha1.ReasonChunkSizeTuning, msg)
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
+		conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
 			"stage 2 done; layout.chunkSizePolicy Auto: "+msg)
 		return ctrl.Result{}, false, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -59,7 +60,7 @@ func comparisonSettled(bb *v1alpha1.BurstBuffer) bool {
 }
 
 func setCompareCondition(bb *v1alpha1.BurstBuffer, st metav1.ConditionStatus, reason, msg string) {
-	setCondition(bb, v1alpha1.ConditionCompared, st, reason, msg)
+	conditions.Set(bb, v1alpha1.ConditionCompared, st, reason, msg)
 }
 
 // reconcileComparison runs the comparison after stage 3 (and the workload benchmarks); done
@@ -86,7 +87,7 @@ func (r *BurstBufferReconciler) reconcileComparison(ctx context.Context, s *scop
 	}
 	progress := func(what string) {
 		setCompareCondition(bb, metav1.ConditionUnknown, v1alpha1.ReasonComparing, what)
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping, "stage 3 done; validation.compareWith: "+what)
+		conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping, "stage 3 done; validation.compareWith: "+what)
 	}
 	if bbFigures == nil {
 		// The sweep did not measure this point: the burst buffer runs it first.

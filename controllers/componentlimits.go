@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodecache"
@@ -46,7 +47,7 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(ctx context.Context, s 
 	}
 	r.publishComponents(s, run.figures, run.reused, run.pairs, run.sb)
 	if msg := capacityShortfall(bb, s.nodes, run.figures); msg != "" {
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity, msg)
+		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity, msg)
 		// The sweep's chained runs (quick profile) must not measure a spec the nodes refuse.
 		return ctrl.Result{}, false, r.stopMeasuringPods(ctx, bb)
 	}
@@ -75,7 +76,7 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(ctx context.Context, s 
 	if c := bb.Status.Limits.Components; c != nil && c.Write != nil {
 		msg += fmt.Sprintf("; write limit %s (%s)", rate(c.Write.LimitBytesPerSecond), c.Write.Bottleneck)
 	}
-	setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, reason, msg)
+	conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, reason, msg)
 	return ctrl.Result{}, true, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -51,7 +52,7 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 		estimate(s)
 	}
 	if len(failures) > 0 {
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 			strings.Join(failures, "; "))
 		return ctrl.Result{}, false, nil
 	}
@@ -60,7 +61,7 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 		if deviceProbeRound(bb) > 1 {
 			reason, msg = v1alpha1.ReasonRemeasuring, "the first round of the devices read low against the sweep or their documented figures, so they are measured again (a disturbed probe reads low, caching reads high)"
 		}
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
+		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
 			fmt.Sprintf("%s: devices of %d of %d node(s) measured; the links next", msg, len(s.nodes)-len(pending), len(s.nodes)))
 		return ctrl.Result{}, false, nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -192,7 +193,7 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 		return ctrl.Result{}, false, err
 	}
 	if len(failures) > 0 {
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 			strings.Join(failures, "; "))
 		return ctrl.Result{}, false, nil
 	}
@@ -201,7 +202,7 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 		if networkProbeRound(bb) > 1 {
 			reason, what = v1alpha1.ReasonRemeasuring, "the sweep read above the links' measured limit, so they are measured again (a disturbed probe reads low)"
 		}
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
+		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
 			fmt.Sprintf("%s: devices of %d node(s) measured, links of %d of %d pair(s)", what, len(s.nodes), len(pairs), len(s.nodes)))
 		return ctrl.Result{}, false, nil
 	}

@@ -16,6 +16,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/claim"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/staging"
 	"github.com/beeburst/beeburst/internal/workload"
@@ -58,7 +59,7 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 	}
 	if bb.Status.ReadyTime == nil || bb.Status.Mount == nil {
 		// The gate never lifted: no workload ran on this burst buffer, so it holds no results.
-		setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue, v1alpha1.ReasonNothingToStage,
+		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue, v1alpha1.ReasonNothingToStage,
 			"the burst buffer never became Ready, so no workload wrote to it: nothing to stage out")
 		return ctrl.Result{}, true, nil
 	}
@@ -67,14 +68,14 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 		return ctrl.Result{}, false, err
 	}
 	if len(running) > 0 {
-		setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonWaitingForWorkload,
+		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonWaitingForWorkload,
 			fmt.Sprintf("waiting for %d workload pod(s) to end before staging out: %s", len(running), strings.Join(running, ", ")))
 		return ctrl.Result{}, false, nil
 	}
 	for _, n := range s.nodes {
 		var node corev1.Node
 		if err := r.Get(ctx, client.ObjectKey{Name: n}, &node); apierrors.IsNotFound(err) {
-			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonNodeGone,
+			conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonNodeGone,
 				fmt.Sprintf("node %s is gone: the data on it cannot be staged out. Nothing was removed from the other nodes; set spec.teardown.hurry: true to finish the teardown without it", n))
 			return ctrl.Result{}, false, nil
 		} else if err != nil {
@@ -122,7 +123,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		if d == staging.Out {
 			keep = " The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up."
 		}
-		setCondition(bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
+		conditions.Set(bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
 			fmt.Sprintf("%s copy pod(s) cannot start: %s. The copy starts by itself once that is fixed.%s", d.Name(), strings.Join(cannot, "; "), keep))
 		return stageFailed, ctrl.Result{}, nil
 	}
@@ -131,7 +132,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		if d == staging.Out {
 			keep = " The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up."
 		}
-		setCondition(bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonCopyUnschedulable,
+		conditions.Set(bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonCopyUnschedulable,
 			fmt.Sprintf("%s copy pod(s) cannot be scheduled: %s. Make the node(s) schedulable for them (uncordon, free resources, or let the claim be reached from them); the copy starts as soon as the scheduler places them.%s",
 				d.Name(), strings.Join(stuck, "; "), keep))
 		return stageFailed, ctrl.Result{RequeueAfter: recheck}, nil
@@ -166,7 +167,7 @@ func (r *BurstBufferReconciler) copySources(ctx context.Context, bb *v1alpha1.Bu
 			// Stage-in waits (the claim may be created right after the BurstBuffer); for stage-out
 			// this needs a human (summarise makes it StageOutFailed). Either way the claim's
 			// watch resumes the copy as soon as it exists.
-			setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonClaimNotFound,
+			conditions.Set(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonClaimNotFound,
 				fmt.Sprintf("PersistentVolumeClaim %s/%s does not exist: create it (or correct the claim name in spec.%s); the copy starts when it exists%s",
 					bb.Namespace, name, d.Field(), keptUntil))
 			return nil, ctrl.Result{}, false, nil
@@ -184,7 +185,7 @@ func (r *BurstBufferReconciler) copySources(ctx context.Context, bb *v1alpha1.Bu
 		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: name}, &sec)
 		if apierrors.IsNotFound(err) {
 			// As a missing claim; Secrets are not watched (not cached), so look again soon.
-			setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound,
+			conditions.Set(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound,
 				fmt.Sprintf("Secret %s/%s (s3.credentialsSecret) does not exist: create it with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or correct spec.%s); the copy starts when it exists%s",
 					bb.Namespace, name, d.Field(), keptUntil))
 			return nil, ctrl.Result{RequeueAfter: secretRecheck}, false, nil
@@ -249,7 +250,7 @@ func publishCopy(s *scope, d staging.Direction, st v1alpha1.StageStatus) stageOu
 	msg := staging.Message(d, st)
 	switch st.Phase {
 	case v1alpha1.StageSucceeded:
-		setCondition(bb, cond, metav1.ConditionTrue, v1alpha1.ReasonStaged, msg)
+		conditions.Set(bb, cond, metav1.ConditionTrue, v1alpha1.ReasonStaged, msg)
 		return stageDone
 	case v1alpha1.StageFailed:
 		var failed []string
@@ -262,12 +263,12 @@ func publishCopy(s *scope, d staging.Direction, st v1alpha1.StageStatus) stageOu
 		if d == staging.Out {
 			keep, giveUp = " The data stays on the nodes.", "; or set spec.teardown.hurry: true to give the data up"
 		}
-		setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
+		conditions.Set(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
 			fmt.Sprintf("%s.%s To retry, fix the cause and delete the failed pod(s) %s (or correct spec.%s)%s",
 				msg, keep, strings.Join(failed, ", "), d.Field(), giveUp))
 		return stageFailed
 	}
-	setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStaging, msg)
+	conditions.Set(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStaging, msg)
 	return stageWaiting
 }
 

@@ -11,6 +11,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -127,7 +128,7 @@ func (r *BurstBufferReconciler) reconcileStorageBench(ctx context.Context, s *sc
 		return ctrl.Result{}, false, err
 	}
 	if !done {
-		setCondition(s.bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
+		conditions.Set(s.bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
 			fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured; BeeGFS StorageBench running on the storage targets", len(s.nodes), len(s.stage2.pairs)))
 		return ctrl.Result{}, false, nil
 	}

@@ -18,6 +18,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -95,7 +96,7 @@ func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (c
 		return ctrl.Result{}, false, err
 	}
 	if len(st.lp) == 0 {
-		setCondition(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
+		conditions.Set(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
 			fmt.Sprintf("ideal-workload sweep: point 1 of %d running", len(points)))
 		return ctrl.Result{}, false, nil
 	}
@@ -133,8 +134,8 @@ func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scop
 	}
 	logf.FromContext(ctx).Info("measuring a stage-2 component again", "component", which, "why", why)
 	msg := why + "; it is judged once they are measured again"
-	setCondition(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)
-	setCondition(s.bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)
+	conditions.Set(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)
+	conditions.Set(s.bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)
 	if which == limits.ComponentDevices {
 		comp.DeviceProbeRound = 2
 		res, _, err := r.reconcileDeviceProbes(ctx, s)
@@ -253,13 +254,13 @@ func (r *BurstBufferReconciler) collectSweep(ctx context.Context, s *scope, poin
 				st.running = k
 				continue
 			case nodetask.Failed:
-				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+				conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 					fmt.Sprintf("ideal workload failed on node %s at %d node(s) x %d process(es): %s", s.nodes[i], p.m, p.n, reportMessage(msg)))
 				return st, false, nil
 			}
 			run, err := readIdeal(s.nodes[i], msg)
 			if err != nil {
-				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+				conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 					fmt.Sprintf("ideal workload on node %s: %v", s.nodes[i], err))
 				return st, false, nil
 			}
@@ -347,7 +348,7 @@ func (r *BurstBufferReconciler) publishSweep(ctx context.Context, s *scope, st s
 	if st.running >= 0 {
 		// Published so far (a budget cut keeps it); the sweep goes on.
 		p := st.points[st.running]
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
+		conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
 			fmt.Sprintf("ideal-workload sweep: point %d of %d (%d node(s) x %d process(es)) running", st.running+1, len(st.points), p.m, p.n))
 		return false, nil
 	}

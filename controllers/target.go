@@ -16,6 +16,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodecache"
@@ -254,7 +255,7 @@ func setTargetCondition(bb *v1alpha1.BurstBuffer, st metav1.ConditionStatus, rea
 	if msg == "" {
 		msg = "spec.target"
 	}
-	setCondition(bb, v1alpha1.ConditionTargetMet, st, reason, msg)
+	conditions.Set(bb, v1alpha1.ConditionTargetMet, st, reason, msg)
 }
 
 // reconcileTarget judges spec.target after stage 3: sizing.Assess holds the sweep's best

@@ -13,6 +13,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/measurelock"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -31,8 +32,8 @@ func (r *BurstBufferReconciler) reconcileValidationGate(ctx context.Context, s *
 	bb := s.bb
 	if bb.Spec.Validation.Profile == v1alpha1.ProfileNone {
 		msg := "validation.profile is none: only stage-1 limits (from the hardware) are published"
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
+		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
+		conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonSkipped, msg)
 		return ctrl.Result{}, true, r.releaseIfIdle(ctx, s, true)
 	}
 	if validationEnded(bb) {
@@ -93,7 +94,7 @@ func (r *BurstBufferReconciler) measuring(inner step) step {
 					if deviceProbeRound(s.bb) > 1 || networkProbeRound(s.bb) > 1 {
 						msg = "stage 2's second round failed (" + c.Message + "): the sweep stays judged against the first round's limit"
 					}
-					setCondition(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, conditionReason(s.bb, v1alpha1.ConditionComponentsMeasured), msg)
+					conditions.Set(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, conditionReason(s.bb, v1alpha1.ConditionComponentsMeasured), msg)
 				}
 				err = r.endValidation(ctx, s)
 			} else {
@@ -145,7 +146,7 @@ func (r *BurstBufferReconciler) reconcileValidationDone(ctx context.Context, s *
 	if bb.Spec.Validation.Profile == v1alpha1.ProfileStandard {
 		msg += "; workloads as a share of stage 3: " + workloadSummary(bb.Status.Limits.Workloads)
 	}
-	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
+	conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonValidated, msg)
 	r.recordValidationEnd(bb)
 	if err := r.keepValidation(ctx, s); err != nil {
 		return ctrl.Result{}, false, err
@@ -204,7 +205,7 @@ func (r *BurstBufferReconciler) queued(ctx context.Context, s *scope, w *measure
 		logf.FromContext(ctx).Info("waiting: queued for a node's measuring lock", "phase", s.bb.Status.Phase,
 			"reason", v1alpha1.ReasonQueuedForNode, "node", w.Node, "holder", w.Holder, "ahead", w.Ahead)
 	}
-	setCondition(s.bb, typ, metav1.ConditionFalse, v1alpha1.ReasonQueuedForNode, msg)
+	conditions.Set(s.bb, typ, metav1.ConditionFalse, v1alpha1.ReasonQueuedForNode, msg)
 }
 
 func minPositive(a, b time.Duration) time.Duration {
@@ -232,10 +233,10 @@ func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
 		msg += "; " + s.sweepSummary
 	}
 	if !conditionIs(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue) && !conditionFailed(bb, v1alpha1.ConditionComponentsMeasured) {
-		setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
+		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
 	}
 	if !conditionFailed(bb, v1alpha1.ConditionValidated) {
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
+		conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
 	}
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{v1alpha1.WarningValidationCutShort: true},
 		[]v1alpha1.Warning{{Reason: v1alpha1.WarningValidationCutShort, Message: msg}})

@@ -39,6 +39,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -192,7 +193,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 				machines := serverMachines(place)
 				msg := fmt.Sprintf("the management service refuses to register servers on more machines than its licence allows (%q in its log; not registered: %s): this burst buffer runs metadata and storage servers on %d machine(s), its nodes. Recreate it with spec.beegfs.licenseSecret naming a licence for at least %d machines (key %s), on fewer nodes, or with spec.engine: local",
 					machineLimitLog, limitList(registering, 8), machines, machines, KeyLicense)
-				setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired, msg)
+				conditions.Set(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired, msg)
 				res.Reason, res.Message = v1alpha1.ReasonLicenseRequired, msg
 				return res, nil
 			}
@@ -235,7 +236,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 			if licenceRefusal(detail) == clientLimit {
 				msg := fmt.Sprintf("the management service refused the client on %s for want of a licence (%q): BeeGFS releases after 8.3.1 admit at most 5 clients without one, and this burst buffer mounts %d. Recreate it with spec.beegfs.licenseSecret naming a Secret with the licence (key %s), on at most 5 nodes, or with spec.engine: local",
 					n, clientLimitLog, len(place.Clients), KeyLicense)
-				setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired, msg)
+				conditions.Set(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired, msg)
 				res.Reason, res.Message = v1alpha1.ReasonLicenseRequired, msg
 				return res, nil
 			}
@@ -244,7 +245,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	}
 	if len(notMounted) > 0 {
 		msg := fmt.Sprintf("mounting at %s: %d of %d node(s) done; waiting: %s", MountPoint(bb), len(nodes)-len(notMounted), len(nodes), limitList(notMounted, 8))
-		setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonMounting, msg)
+		conditions.Set(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonMounting, msg)
 		res.Message = msg
 		return res, nil
 	}
@@ -255,7 +256,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 func up(in Instance, place Placement, res engine.Result) engine.Result {
 	bb, nodes := in.BB, in.Nodes
 	st := StripingFor(bb, len(nodes))
-	setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionTrue, v1alpha1.ReasonMounted,
+	conditions.Set(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionTrue, v1alpha1.ReasonMounted,
 		fmt.Sprintf("mounted at %s on %d node(s)", MountPoint(bb), len(nodes)))
 	for _, n := range nodes {
 		res.Prepared[n] = true
@@ -311,7 +312,7 @@ func (e Engine) stillUp(ctx context.Context, in Instance, place Placement) (engi
 			msg += "; " + limitList(exited, 8)
 		}
 		msg += "; the kubelet restarts the client, which mounts again"
-		setCondition(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonMountLost, msg)
+		conditions.Set(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonMountLost, msg)
 		res.Reason, res.Message = v1alpha1.ReasonMountLost, msg
 	case len(exited) > 0:
 		res.Reason = v1alpha1.ReasonServiceExited
@@ -423,7 +424,7 @@ func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Resul
 		sort.Strings(missing)
 		msg := fmt.Sprintf("the BeeGFS client kernel module is not loaded on %d of %d node(s): %s; install the BeeGFS 8 client (beegfs-client package / DKMS) on these nodes, or create the burst buffer with spec.engine: local",
 			len(missing), len(in.Nodes), strings.Join(missing, ", "))
-		setCondition(in.BB, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonClientModuleMissing, msg)
+		conditions.Set(in.BB, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonClientModuleMissing, msg)
 		*res = engine.Result{Reason: v1alpha1.ReasonClientModuleMissing, Message: msg, Prepared: res.Prepared}
 		return false, nil
 	case len(noUUID) > 0:
@@ -439,7 +440,7 @@ func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Resul
 		return false, nil
 	case passed < len(in.Nodes):
 		res.Message = fmt.Sprintf("checking the BeeGFS client kernel module: %d of %d node(s) done", passed, len(in.Nodes))
-		setCondition(in.BB, v1alpha1.ConditionClientsMounted, metav1.ConditionUnknown, v1alpha1.ReasonPending, res.Message)
+		conditions.Set(in.BB, v1alpha1.ConditionClientsMounted, metav1.ConditionUnknown, v1alpha1.ReasonPending, res.Message)
 		return false, nil
 	}
 	return true, nil
@@ -877,10 +878,4 @@ func limitList(items []string, n int) string {
 		return strings.Join(items, "; ")
 	}
 	return strings.Join(items[:n], "; ") + fmt.Sprintf("; and %d more", len(items)-n)
-}
-
-func setCondition(bb *v1alpha1.BurstBuffer, typ string, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&bb.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: bb.Generation,
-	})
 }
