@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/shorten"
 )
 
 // readReport reads an agent's report from a task pod's termination message with the one
@@ -22,7 +23,7 @@ func readReport(msg string) (bench.Report, error) {
 // pod that failed before the agent wrote its report: the kubelet's reason, a log tail).
 func reportMessage(msg string) string {
 	if rep, err := bench.DecodeReport([]byte(msg)); !bench.Unreadable(err) && rep.Message != "" {
-		return firstLine(rep.Message)
+		return shorten.FirstLine(rep.Message, messageMax)
 	}
-	return firstLine(msg)
+	return shorten.FirstLine(msg, messageMax)
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/beeburst/beeburst/internal/engine/local"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/speccheck"
 	"github.com/beeburst/beeburst/internal/workload"
 )
@@ -286,7 +287,7 @@ func podSecurityRefused(bb *v1alpha1.BurstBuffer, err error) bool {
 	ns := nodetask.Namespace(bb)
 	conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonPodSecurityRefused,
 		fmt.Sprintf("the API server refused a pod of this burst buffer in namespace %s for its Pod Security level: %s. The operator's host-level pods need privileged: kubectl label namespace %s pod-security.kubernetes.io/enforce=privileged --overwrite (the operator retries by itself)",
-			ns, firstLine(err.Error()), ns))
+			ns, shorten.FirstLine(err.Error(), messageMax), ns))
 	return true
 }
 

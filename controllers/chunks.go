@@ -20,6 +20,7 @@ import (
 	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/sizing"
 )
 
@@ -188,7 +189,7 @@ func settleChunkChoice(bb *v1alpha1.BurstBuffer, choice sizing.ChunkChoice, out 
 		for i := range cs.Candidates {
 			cs.Candidates[i].Chosen = cs.Candidates[i].Size.Value() == baselineChunk(bb)
 		}
-		cs.Message = truncateMsg(fmt.Sprintf("setting %s on the root failed (%s): layout.chunkSize %s stays. %s",
+		cs.Message = shorten.Cut(fmt.Sprintf("setting %s on the root failed (%s): layout.chunkSize %s stays. %s",
 			sizing.FormatChunk(choice.Size), out.Failure, sizing.FormatChunk(baselineChunk(bb)), choice.Message), 1024)
 		setChunkCondition(bb, metav1.ConditionFalse, v1alpha1.ReasonChunkSizeNotTuned, cs.Message)
 		return

@@ -14,6 +14,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/sizing"
 )
 
@@ -68,7 +69,7 @@ func (r *BurstBufferReconciler) reconcileChunkSizeVerdict(ctx context.Context, s
 		for i := range cs.Candidates {
 			cs.Candidates[i].Chosen = cs.Candidates[i].Size.Value() == size
 		}
-		cs.Message = truncateMsg(fmt.Sprintf("%s; setting the root's size failed (%s): layout.chunkSize %s stays", ended, out.Failure, sizing.FormatChunk(size)), 1024)
+		cs.Message = shorten.Cut(fmt.Sprintf("%s; setting the root's size failed (%s): layout.chunkSize %s stays", ended, out.Failure, sizing.FormatChunk(size)), 1024)
 	case chosen(cs):
 		// The choice was made before validation ended; only its task was left.
 		scored := 0
@@ -88,7 +89,7 @@ func (r *BurstBufferReconciler) reconcileChunkSizeVerdict(ctx context.Context, s
 				measured++
 			}
 		}
-		cs.Message = truncateMsg(fmt.Sprintf("%s: %d of %d size(s) measured, nothing chosen; layout.chunkSize %s stays (plan: %s)",
+		cs.Message = shorten.Cut(fmt.Sprintf("%s: %d of %d size(s) measured, nothing chosen; layout.chunkSize %s stays (plan: %s)",
 			ended, measured, len(cs.Candidates), sizing.FormatChunk(size), cs.Message), 1024)
 	}
 	cs.Size = *resource.NewQuantity(size, resource.BinarySI)

@@ -3,7 +3,6 @@ package controllers
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -24,17 +23,6 @@ func positive(v int64) *int64 {
 	return &v
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
-}
-
 func count(m map[string]bool) int {
 	n := 0
 	for _, v := range m {
@@ -52,14 +40,5 @@ func limit(items []string, n int) []string {
 	return append(slices.Clone(items[:n]), fmt.Sprintf("and %d more", len(items)-n))
 }
 
-// truncateMsg cuts s to at most n bytes (the CRD's MaxLength of a status message).
-func truncateMsg(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - 3
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+// messageMax bounds a line quoted from a pod, an event or a tool in a status message.
+const messageMax = 300

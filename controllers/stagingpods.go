@@ -10,6 +10,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/staging"
 	"github.com/beeburst/beeburst/internal/treecopy"
 )
@@ -38,7 +39,7 @@ func (r *BurstBufferReconciler) unschedulable(pods []staging.NodePod) (stuck []s
 				continue
 			}
 			stuck = append(stuck, fmt.Sprintf("%s for node %s, unschedulable for %s: %s", np.Pod.Name, np.Node,
-				r.Now().Sub(since).Round(time.Second), firstLine(c.Message)))
+				r.Now().Sub(since).Round(time.Second), shorten.FirstLine(c.Message, messageMax)))
 		}
 	}
 	return stuck, recheck

@@ -12,6 +12,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/shorten"
 )
 
 // Chunk-size tuning (layout.chunkSizePolicy Auto): each candidate size is measured in a
@@ -103,7 +104,7 @@ func (e Engine) SetChunkSize(ctx context.Context, bb *v1alpha1.BurstBuffer, node
 	case err != nil || st == nodetask.Running:
 		return ChunkOutcome{}, err
 	case st == nodetask.Failed:
-		return ChunkOutcome{Done: true, Failure: oneLine(msg)}, nil
+		return ChunkOutcome{Done: true, Failure: shorten.OneLine(msg, messageMax)}, nil
 	}
 	return ChunkOutcome{Done: true}, nil
 }

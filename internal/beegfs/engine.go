@@ -42,6 +42,7 @@ import (
 	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/shorten"
 )
 
 // Engine is the beegfs engine.
@@ -337,7 +338,7 @@ func gone(p *corev1.Pod, made bool) string {
 	case !p.DeletionTimestamp.IsZero():
 		return "is being deleted"
 	case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
-		return fmt.Sprintf("ended (%s: %s)", p.Status.Phase, oneLine(p.Status.Reason+" "+p.Status.Message))
+		return fmt.Sprintf("ended (%s: %s)", p.Status.Phase, shorten.OneLine(p.Status.Reason+" "+p.Status.Message, messageMax))
 	}
 	var ready *corev1.PodCondition
 	for i, c := range p.Status.Conditions {
@@ -351,12 +352,12 @@ func gone(p *corev1.Pod, made bool) string {
 	for _, cs := range p.Status.ContainerStatuses {
 		last := ""
 		if t := cs.LastTerminationState.Terminated; t != nil {
-			last = fmt.Sprintf(" (it exited %d at %s: %s)", t.ExitCode, t.FinishedAt.UTC().Format(time.RFC3339), oneLine(t.Message))
+			last = fmt.Sprintf(" (it exited %d at %s: %s)", t.ExitCode, t.FinishedAt.UTC().Format(time.RFC3339), shorten.OneLine(t.Message, messageMax))
 		}
 		switch {
 		case cs.State.Terminated != nil:
 			t := cs.State.Terminated
-			return fmt.Sprintf("exited %d: %s", t.ExitCode, oneLine(t.Message))
+			return fmt.Sprintf("exited %d: %s", t.ExitCode, shorten.OneLine(t.Message, messageMax))
 		case cs.State.Waiting != nil:
 			return fmt.Sprintf("is not running (%s)%s", cs.State.Waiting.Reason, last)
 		case cs.State.Running != nil && (ready == nil || !ready.LastTransitionTime.After(cs.State.Running.StartedAt.Time)):
@@ -743,7 +744,7 @@ func (e Engine) runStep(ctx context.Context, bb *v1alpha1.BurstBuffer, pod *core
 		return true, nil
 	case nodetask.Failed:
 		res.Reason = failReason
-		res.Message = fmt.Sprintf("%s: %s", failMsg, oneLine(msg))
+		res.Message = fmt.Sprintf("%s: %s", failMsg, shorten.OneLine(msg, messageMax))
 		if err := e.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
 			return false, err
 		}
@@ -837,12 +838,12 @@ func podReady(p *corev1.Pod) (bool, string) {
 		if w := cs.State.Waiting; w != nil && w.Reason != "" {
 			d := w.Reason
 			if t := cs.LastTerminationState.Terminated; t != nil {
-				d += fmt.Sprintf(" (last exit %d: %s)", t.ExitCode, oneLine(t.Message))
+				d += fmt.Sprintf(" (last exit %d: %s)", t.ExitCode, shorten.OneLine(t.Message, messageMax))
 			}
 			return false, d
 		}
 		if t := cs.State.Terminated; t != nil {
-			return false, fmt.Sprintf("exited %d: %s", t.ExitCode, oneLine(t.Message))
+			return false, fmt.Sprintf("exited %d: %s", t.ExitCode, shorten.OneLine(t.Message, messageMax))
 		}
 	}
 	switch {
@@ -862,15 +863,7 @@ func reportMessage(msg string) string {
 	if r, err := bench.DecodeReport([]byte(msg)); !bench.Unreadable(err) && r.Message != "" {
 		return r.Message
 	}
-	return oneLine(msg)
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 400 {
-		s = s[:400] + "..."
-	}
-	return s
+	return shorten.OneLine(msg, messageMax)
 }
 
 func limitList(items []string, n int) string {
@@ -879,3 +872,6 @@ func limitList(items []string, n int) string {
 	}
 	return strings.Join(items[:n], "; ") + fmt.Sprintf("; and %d more", len(items)-n)
 }
+
+// messageMax bounds a pod's or a tool's words quoted in a status message.
+const messageMax = 400

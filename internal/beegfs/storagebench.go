@@ -15,6 +15,7 @@ import (
 	"github.com/beeburst/beeburst/internal/beegfs/storagebench"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/shorten"
 )
 
 // StorageBench is BeeGFS's built-in storage-target benchmark, the engine's stage-2 component
@@ -174,7 +175,7 @@ func (e Engine) StorageBench(ctx context.Context, bb *v1alpha1.BurstBuffer, node
 	switch {
 	case st == nodetask.Failed && !strings.Contains(msg, "== write"):
 		// Ended before it ran (image, deadline, stopped): the message is all there is.
-		return StorageBenchOutcome{Done: true, Failure: "the StorageBench task failed: " + oneLine(msg)}, nil
+		return StorageBenchOutcome{Done: true, Failure: "the StorageBench task failed: " + shorten.OneLine(msg, messageMax)}, nil
 	case perr != nil:
 		return StorageBenchOutcome{Done: true, Failure: perr.Error()}, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +13,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/sizing"
 )
 
@@ -301,7 +301,7 @@ func DecisionToAPI(d sizing.Decision, decided time.Time) *v1alpha1.TargetStatus 
 	ts := &v1alpha1.TargetStatus{
 		State: v1alpha1.TargetState(d.State), Mode: v1alpha1.TargetMode(d.Mode),
 		NodeCount: clampInt32(d.Count), MetadataServers: clampInt32(d.MetadataServers), CandidateNodes: clampInt32(d.Candidates),
-		Cause: d.Cause, Message: truncate(decisionMessage(d), maxTargetMessage),
+		Cause: d.Cause, Message: shorten.Cut(decisionMessage(d), maxTargetMessage),
 	}
 	if d.MoreNodes > 0 {
 		ts.MoreNodes = ptr.To(clampInt32(d.MoreNodes))
@@ -349,7 +349,7 @@ func DecisionToAPI(d sizing.Decision, decided time.Time) *v1alpha1.TargetStatus 
 		if b == nil {
 			continue
 		}
-		tb := &v1alpha1.TargetBandwidth{TargetBytesPerSecond: int64(math.Round(b.Target)), Message: truncate(b.Message, maxFieldMessage)}
+		tb := &v1alpha1.TargetBandwidth{TargetBytesPerSecond: int64(math.Round(b.Target)), Message: shorten.Cut(b.Message, maxFieldMessage)}
 		if b.Predicted.Known() {
 			tb.PredictedBytesPerSecond = b.Predicted.Int64Ptr()
 			tb.PredictedBottleneck = string(b.Bottleneck)
@@ -370,7 +370,7 @@ func DecisionToAPI(d sizing.Decision, decided time.Time) *v1alpha1.TargetStatus 
 		ts.Capacity = tc
 	}
 	if m := d.Metadata; m != nil {
-		tm := &v1alpha1.TargetMetadata{TargetOperationsPerSecond: int64(m.Target), Message: truncate(m.Message, maxFieldMessage)}
+		tm := &v1alpha1.TargetMetadata{TargetOperationsPerSecond: int64(m.Target), Message: shorten.Cut(m.Message, maxFieldMessage)}
 		if m.PerServer.Known() {
 			v := int64(math.Round(m.PerServer.Value))
 			tm.PerServerOperationsPerSecond = &v
@@ -411,7 +411,7 @@ func ApplyVerdict(ts *v1alpha1.TargetStatus, v sizing.Verdict) {
 			continue
 		}
 		tb.Bottleneck = string(ov.Bottleneck)
-		tb.Message = truncate(ov.Message, maxFieldMessage)
+		tb.Message = shorten.Cut(ov.Message, maxFieldMessage)
 		tb.MoreNodes = nil
 		if !ov.Valid {
 			tb.MeasuredBytesPerSecond, tb.MeasuredMarginPercent, tb.Met = nil, nil, nil
@@ -431,7 +431,7 @@ func ApplyVerdict(ts *v1alpha1.TargetStatus, v sizing.Verdict) {
 		ts.Capacity.Met = &met
 	}
 	if m := v.Metadata; m != nil && ts.Metadata != nil {
-		ts.Metadata.Message = truncate(m.Message, maxFieldMessage)
+		ts.Metadata.Message = shorten.Cut(m.Message, maxFieldMessage)
 		if m.Measured > 0 {
 			x := int64(math.Round(m.Measured))
 			ts.Metadata.MeasuredOperationsPerSecond = &x
@@ -439,13 +439,13 @@ func ApplyVerdict(ts *v1alpha1.TargetStatus, v sizing.Verdict) {
 			ts.Metadata.Met = &met
 		}
 	}
-	ts.Message = truncate(v.Message, maxTargetMessage)
+	ts.Message = shorten.Cut(v.Message, maxTargetMessage)
 }
 
 // TargetCondition is the TargetMet condition for status.target: Unknown while predicted or
 // unknown, True once met, False when not met or unreachable.
 func TargetCondition(ts *v1alpha1.TargetStatus) (metav1.ConditionStatus, string, string) {
-	msg := truncate(ts.Message, 32768)
+	msg := shorten.Cut(ts.Message, 32768)
 	switch ts.State {
 	case v1alpha1.TargetMetState:
 		return metav1.ConditionTrue, v1alpha1.ReasonTargetMet, msg
@@ -462,13 +462,13 @@ func TargetCondition(ts *v1alpha1.TargetStatus) (metav1.ConditionStatus, string,
 // ChunkChoiceToAPI is status.chunkSize for a chunk-size choice (policy Auto).
 func ChunkChoiceToAPI(c sizing.ChunkChoice) *v1alpha1.ChunkSizeStatus {
 	cs := &v1alpha1.ChunkSizeStatus{Size: *resource.NewQuantity(c.Size, resource.BinarySI), Policy: v1alpha1.ChunkSizeAuto,
-		Pattern: v1alpha1.WorkloadPattern(c.Pattern), Message: truncate(c.Message, maxFieldMessage)}
+		Pattern: v1alpha1.WorkloadPattern(c.Pattern), Message: shorten.Cut(c.Message, maxFieldMessage)}
 	for i, s := range c.Scores {
 		if i == 4 {
 			break
 		}
 		cc := v1alpha1.ChunkSizeCandidate{Size: *resource.NewQuantity(s.Size, resource.BinarySI), Chosen: s.Chosen,
-			Message: truncate(s.Note, maxShortMessage)}
+			Message: shorten.Cut(s.Note, maxShortMessage)}
 		get := func(m sizing.Measure) *int64 {
 			v, ok := s.Figures[m]
 			if !ok || !(v > 0) {
@@ -489,11 +489,11 @@ func ChunkChoiceToAPI(c sizing.ChunkChoice) *v1alpha1.ChunkSizeStatus {
 
 // ComparisonToAPI is status.comparison.
 func ComparisonToAPI(c sizing.Comparison) *v1alpha1.ComparisonStatus {
-	cs := &v1alpha1.ComparisonStatus{With: c.With, Workload: c.Workload, Message: truncate(c.Message, maxFieldMessage)}
+	cs := &v1alpha1.ComparisonStatus{With: c.With, Workload: c.Workload, Message: shorten.Cut(c.Message, maxFieldMessage)}
 	for _, o := range c.Operations {
 		cs.Operations = append(cs.Operations, v1alpha1.ComparedOperation{
 			Operation: string(o.Operation), BurstBufferBytesPerSecond: o.BurstBuffer.Int64Ptr(), OtherBytesPerSecond: o.Other.Int64Ptr(),
-			RatioPerMille: o.RatioPerMille(), Verdict: truncate(o.Verdict, maxShortMessage),
+			RatioPerMille: o.RatioPerMille(), Verdict: shorten.Cut(o.Verdict, maxShortMessage),
 		})
 	}
 	return cs
@@ -586,16 +586,4 @@ func marginPercent(ratio float64) *int32 {
 	p = math.Max(math.Min(p, math.MaxInt32), math.MinInt32)
 	v := int32(p)
 	return &v
-}
-
-// truncate cuts s to at most n bytes at a rune boundary, ending with "...".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - 3
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }

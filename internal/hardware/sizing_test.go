@@ -11,6 +11,7 @@ import (
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/sizing"
 )
 
@@ -227,10 +228,10 @@ func TestChunkAndComparisonToAPI(t *testing.T) {
 }
 
 func TestTruncate(t *testing.T) {
-	if got := truncate(strings.Repeat("é", 10), 9); got != "ééé..." || len(got) > 9 {
+	if got := shorten.Cut(strings.Repeat("é", 10), 9); got != "ééé..." || len(got) > 9 {
 		t.Errorf("%q", got)
 	}
-	if got := truncate("short", 10); got != "short" {
+	if got := shorten.Cut("short", 10); got != "short" {
 		t.Errorf("%q", got)
 	}
 }
