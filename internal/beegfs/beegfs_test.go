@@ -368,15 +368,6 @@ func TestNodeAddress(t *testing.T) {
 	}
 }
 
-func TestReportMessage(t *testing.T) {
-	if m := reportMessage(`{"command":"check-module","phase":"failed","message":"kernel module missing: x"}`); m != "kernel module missing: x" {
-		t.Error(m)
-	}
-	if m := reportMessage("DeadlineExceeded: Pod was active too long"); m != "DeadlineExceeded: Pod was active too long" {
-		t.Error(m)
-	}
-}
-
 // Seen with 8.3.1: mgmtd has no --interface flag (it is --interfaces, a
 // list of filters), and unrestricted daemons advertise every interface they see, so peers try
 // the pod bridge and container veths. Each daemon and client is restricted to its node's

@@ -407,7 +407,7 @@ func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Resul
 		case nodetask.Succeeded:
 			passed++
 		case nodetask.Failed:
-			if m := reportMessage(msg); strings.HasPrefix(m, ModuleMissingPrefix) {
+			if m := shorten.OneLine(bench.ReportMessage(msg), messageMax); strings.HasPrefix(m, ModuleMissingPrefix) {
 				missing = append(missing, n)
 			} else if strings.HasPrefix(m, MachineUUIDMissingPrefix) {
 				noUUID = append(noUUID, n)
@@ -855,15 +855,6 @@ func podReady(p *corev1.Pod) (bool, string) {
 		return false, fmt.Sprintf("%s: %s", p.Status.Phase, p.Status.Reason)
 	}
 	return false, string(p.Status.Phase)
-}
-
-// reportMessage extracts the message of an agent Report (the termination message is the
-// compact Report JSON); anything else is returned as it is.
-func reportMessage(msg string) string {
-	if r, err := bench.DecodeReport([]byte(msg)); !bench.Unreadable(err) && r.Message != "" {
-		return r.Message
-	}
-	return shorten.OneLine(msg, messageMax)
 }
 
 func limitList(items []string, n int) string {
