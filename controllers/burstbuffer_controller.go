@@ -27,9 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/engine/beegfs"
 	"github.com/beeburst/beeburst/internal/engine/local"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"

@@ -19,9 +19,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/claim"
 	"github.com/beeburst/beeburst/internal/conditions"
+	"github.com/beeburst/beeburst/internal/engine/beegfs"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/placement"
 	"github.com/beeburst/beeburst/internal/workload"

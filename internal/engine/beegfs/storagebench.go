@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/beegfs/storagebench"
 	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/engine/beegfs/storagebench"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/shorten"
 )
