@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/engine"
-	"github.com/beeburst/beeburst/internal/engine/beegfs/storagebench"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/shorten"
 )
@@ -130,29 +130,18 @@ $B benchmark cleanup > $out.cleanup 2>&1 & wait $!; c=$?
 `, in.cliFunc(), flags)
 }
 
-// The parser of the task's termination message is its own package, with no Kubernetes in
-// it, so that it can be fuzzed cheaply (fuzzing instruments every package it links).
-type (
-	// StorageBenchTarget is one storage target's StorageBench figures.
-	StorageBenchTarget = storagebench.Target
-	// StorageBenchResult is a run's figures per target and per node.
-	StorageBenchResult = storagebench.Result
-	// StorageBenchNode is one node's sum over its targets.
-	StorageBenchNode = storagebench.Node
-)
-
 // ParseStorageBench reads the StorageBench task's termination message (StorageBenchScript)
-// into per-target and per-node figures (storagebench.Parse). nodes are the burst buffer's
+// into per-target and per-node figures (bench.ParseStorageBench). nodes are the burst buffer's
 // nodes in order: target ID StorageTargetID(i, t) is on nodes[i].
-func ParseStorageBench(msg string, nodes []string, targetsPerNode int) (StorageBenchResult, error) {
-	return storagebench.Parse(msg, nodes, targetsPerNode, StorageTargetID)
+func ParseStorageBench(msg string, nodes []string, targetsPerNode int) (bench.StorageBenchResult, error) {
+	return bench.ParseStorageBench(msg, nodes, targetsPerNode, StorageTargetID)
 }
 
 // StorageBenchOutcome is where the StorageBench task of a burst buffer is.
 type StorageBenchOutcome struct {
 	// Done is true when the task ended, with figures (Result) or without (Failure).
 	Done    bool
-	Result  StorageBenchResult
+	Result  bench.StorageBenchResult
 	Failure string
 }
 

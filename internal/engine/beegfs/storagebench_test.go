@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/golden"
 )
 
@@ -147,7 +148,7 @@ func TestStorageBenchScriptAndParser(t *testing.T) {
 		t.Fatal(err)
 	}
 	// KiB/s from the samples, times 1024.
-	wantTargets := []StorageBenchTarget{
+	wantTargets := []bench.StorageBenchTarget{
 		{ID: 1, Node: "worker-01", Write: 1524113 * 1024, Read: 2911873 * 1024},
 		{ID: 2, Node: "worker-01", Write: 1498732 * 1024, Read: 2893406 * 1024},
 		{ID: 17, Node: "worker-02", Write: 1610042 * 1024, Read: 3021771 * 1024},

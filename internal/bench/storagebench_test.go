@@ -1,4 +1,4 @@
-package storagebench
+package bench
 
 import (
 	"math"
@@ -10,9 +10,13 @@ import (
 	"github.com/beeburst/beeburst/internal/limits"
 )
 
-// targetID is the beegfs engine's numbering (beegfs.StorageTargetID), which this package
+// beegfsTestdata holds the beegfs engine's golden termination message of the task and the
+// BeeGFS CLI outputs its tests run the task's script on.
+var beegfsTestdata = filepath.Join("..", "engine", "beegfs", "testdata")
+
+// storageTargetID is the beegfs engine's numbering (beegfs.StorageTargetID), which this package
 // cannot import.
-func targetID(i, t int) int { return i*16 + t + 1 }
+func storageTargetID(i, t int) int { return i*16 + t + 1 }
 
 // FuzzParseStorageBench: the termination message is written by a script around the BeeGFS
 // CLI, whose output is the storage servers' word. No panic; an accepted run has a write and
@@ -21,7 +25,7 @@ func targetID(i, t int) int { return i*16 + t + 1 }
 // of any figure.
 func FuzzParseStorageBench(f *testing.F) {
 	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("..", "testdata", name))
+		b, err := os.ReadFile(filepath.Join(beegfsTestdata, name))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -37,7 +41,7 @@ func FuzzParseStorageBench(f *testing.F) {
 	f.Add("", uint8(0))
 	nodes := []string{"a", "b"}
 	f.Fuzz(func(t *testing.T, msg string, targetsPerNode uint8) {
-		res, err := Parse(msg, nodes, int(targetsPerNode), targetID)
+		res, err := ParseStorageBench(msg, nodes, int(targetsPerNode), storageTargetID)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "StorageBench") {
 				t.Fatalf("error %q does not say StorageBench", err)
@@ -48,7 +52,7 @@ func FuzzParseStorageBench(f *testing.F) {
 		if len(res.Targets) != len(nodes)*per || len(res.Nodes) != len(nodes) {
 			t.Fatalf("%d targets on %d nodes accepted, want %d on %d", len(res.Targets), len(res.Nodes), len(nodes)*per, len(nodes))
 		}
-		sums := map[string]Node{}
+		sums := map[string]StorageBenchNode{}
 		for _, tg := range res.Targets {
 			for _, v := range []int64{tg.Write, tg.Read} {
 				if v <= 0 || v > limits.MaxDeviceBytesPerSecond {

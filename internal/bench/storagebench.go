@@ -1,8 +1,8 @@
-// Package storagebench reads what the StorageBench task of the beegfs engine leaves in its
-// termination message: the BeeGFS CLI's status counts, error lines and per-target rows (see
-// beegfs.StorageBenchScript). It is pure Go with no Kubernetes, so that the parser of this
-// outside input is fuzzed cheaply.
-package storagebench
+package bench
+
+// The StorageBench task of the beegfs engine leaves the BeeGFS CLI's status counts, error
+// lines and per-target rows in its termination message (beegfs.StorageBenchScript);
+// ParseStorageBench reads them.
 
 import (
 	"fmt"
@@ -15,8 +15,8 @@ import (
 	"github.com/beeburst/beeburst/internal/limits"
 )
 
-// Target is one storage target's StorageBench figures.
-type Target struct {
+// StorageBenchTarget is one storage target's StorageBench figures.
+type StorageBenchTarget struct {
 	// ID is the numeric target ID (StorageTargetID), Node the Kubernetes node it is on.
 	ID   int
 	Node string
@@ -24,18 +24,18 @@ type Target struct {
 	Write, Read int64
 }
 
-// Result is a run's figures: per target, and per node as the sum over its targets
+// StorageBenchResult is a run's figures: per target, and per node as the sum over its targets
 // (the targets of a node share its storage path and ran at the same time, so the sum is the
 // node's aggregate under all streams, comparable with fio's figure for the node).
-type Result struct {
-	Targets []Target
-	Nodes   map[string]Node
+type StorageBenchResult struct {
+	Targets []StorageBenchTarget
+	Nodes   map[string]StorageBenchNode
 	// Notes are what a reader of the figures should know that does not invalidate them.
 	Notes []string
 }
 
-// Node is one node's sum over its targets.
-type Node struct {
+// StorageBenchNode is one node's sum over its targets.
+type StorageBenchNode struct {
 	Write, Read int64
 	Targets     int
 }
@@ -57,12 +57,12 @@ var sbStates = []string{"uninitialized", "initialized", "error", "running", "sto
 
 var iecFactor = map[string]float64{"": 1, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30, "ti": 1 << 40, "pi": 1 << 50, "ei": 1 << 60}
 
-// Parse reads the StorageBench task's termination message (beegfs.StorageBenchScript) into
+// ParseStorageBench reads the StorageBench task's termination message (beegfs.StorageBenchScript) into
 // per-target and per-node figures. nodes are the burst buffer's nodes in order: target ID
 // targetID(i, t) is target t of nodes[i]. Every target of every node must have a write and a
 // read figure above zero, within the bound of a device, and no storage node may report an
 // error.
-func Parse(msg string, nodes []string, targetsPerNode int, targetID func(node, target int) int) (Result, error) {
+func ParseStorageBench(msg string, nodes []string, targetsPerNode int, targetID func(node, target int) int) (StorageBenchResult, error) {
 	type fig struct{ write, read int64 }
 	figs := map[int]*fig{}
 	section := ""
@@ -123,23 +123,23 @@ func Parse(msg string, nodes []string, targetsPerNode int, targetID func(node, t
 		}
 		v, err := strconv.ParseFloat(m[2], 64)
 		if err != nil {
-			return Result{}, fmt.Errorf("StorageBench row %q: %v", line, err)
+			return StorageBenchResult{}, fmt.Errorf("StorageBench row %q: %v", line, err)
 		}
 		v *= iecFactor[strings.ToLower(m[3])]
 		// Bounded before the conversion to int64 (Go's conversion of a larger float is
 		// implementation-defined) and so that the node sums below stay far from overflow.
 		if err := limits.CheckBytesPerSecond(v, limits.MaxDeviceBytesPerSecond); err != nil {
-			return Result{}, fmt.Errorf("StorageBench row %q: a target's throughput of %w", line, err)
+			return StorageBenchResult{}, fmt.Errorf("StorageBench row %q: a target's throughput of %w", line, err)
 		}
 		bps := int64(v)
 		id, err := strconv.Atoi(m[4])
 		if err != nil || id > math.MaxUint16 {
 			// BeeGFS target IDs are 16-bit (NumNodeID).
-			return Result{}, fmt.Errorf("StorageBench row %q: target ID %q is not a BeeGFS target ID", line, m[4])
+			return StorageBenchResult{}, fmt.Errorf("StorageBench row %q: target ID %q is not a BeeGFS target ID", line, m[4])
 		}
 		op := strings.ToLower(m[1])
 		if seen[op+"/"+m[4]] {
-			return Result{}, fmt.Errorf("StorageBench row %q: a second %s figure for target %d in one run", line, op, id)
+			return StorageBenchResult{}, fmt.Errorf("StorageBench row %q: a second %s figure for target %d in one run", line, op, id)
 		}
 		seen[op+"/"+m[4]] = true
 		f := figs[id]
@@ -162,7 +162,7 @@ func Parse(msg string, nodes []string, targetsPerNode int, targetID func(node, t
 			problems = append(problems, fmt.Sprintf("beegfs benchmark start (%s) exited %d", op, code))
 		}
 	}
-	res := Result{Nodes: map[string]Node{}, Notes: notes}
+	res := StorageBenchResult{Nodes: map[string]StorageBenchNode{}, Notes: notes}
 	if code, ok := exits["cleanup"]; ok && code != 0 {
 		// The figures stand; the files go with the targets at teardown.
 		res.Notes = append(res.Notes, fmt.Sprintf("beegfs benchmark cleanup exited %d: the benchmark files stay on the targets until teardown", code))
@@ -177,7 +177,7 @@ func Parse(msg string, nodes []string, targetsPerNode int, targetID func(node, t
 				missing = append(missing, fmt.Sprintf("%d (%s)", id, node))
 				continue
 			}
-			res.Targets = append(res.Targets, Target{ID: id, Node: node, Write: f.write, Read: f.read})
+			res.Targets = append(res.Targets, StorageBenchTarget{ID: id, Node: node, Write: f.write, Read: f.read})
 			n := res.Nodes[node]
 			var okW, okR bool
 			n.Write, okW = addBytesPerSecond(n.Write, f.write)
