@@ -15,10 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/engine/beegfs"
-	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/sizing"
@@ -160,7 +160,7 @@ func (r *BurstBufferReconciler) reconcileChunkSize(ctx context.Context, s *scope
 		return ctrl.Result{}, false, nil
 	}
 	choice := sizing.ChooseChunkSize(plan, results, chunkLimits(bb))
-	bb.Status.ChunkSize = hardware.ChunkChoiceToAPI(choice)
+	bb.Status.ChunkSize = apibridge.ChunkChoiceToAPI(choice)
 	out, err := setter.SetChunkSize(ctx, bb, s.nodes, beegfs.ChunkTask{Index: beegfs.ChunkApplyIndex, Dir: "/", Size: choice.Size, RemoveTuning: true})
 	if err != nil {
 		return ctrl.Result{}, false, err
@@ -367,5 +367,5 @@ func chunkProgress(plan sizing.ChunkPlan, results []sizing.ChunkResult) *v1alpha
 		}
 		ch.Scores = append(ch.Scores, sc)
 	}
-	return hardware.ChunkChoiceToAPI(ch)
+	return apibridge.ChunkChoiceToAPI(ch)
 }

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/conditions"
-	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/sizing"
@@ -121,7 +121,7 @@ func (r *BurstBufferReconciler) reconcileComparison(ctx context.Context, s *scop
 	}
 	c := sizing.Compare(sizing.CompareInput{With: target.with, Pattern: sizing.PatternLargeSequential, Workload: workload,
 		BurstBuffer: bbFigures, Other: other})
-	bb.Status.Comparison = hardware.ComparisonToAPI(c)
+	bb.Status.Comparison = apibridge.ComparisonToAPI(c)
 	switch {
 	case failure != "" && len(comparePathMissing(s)) > 0:
 		b := comparePathMissing(s)

@@ -12,8 +12,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/conditions"
-	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodecache"
 )
@@ -121,10 +121,10 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 	warnings = append(warnings, sbWarnings...)
 
 	// The limits recomputed from exactly the figures published above; stage 3 reads them
-	// back from the status (hardware.LimitInput) and so is judged against this limit.
-	if in, err := hardware.LimitInput(bb, s.nodeObjs, comp); err == nil && in.Measured {
+	// back from the status (apibridge.LimitInput) and so is judged against this limit.
+	if in, err := apibridge.LimitInput(bb, s.nodeObjs, comp); err == nil && in.Measured {
 		if lim, err := limits.Compute(in.Hardware); err == nil {
-			w, rd := hardware.OperationLimitToAPI(lim.Write), hardware.OperationLimitToAPI(lim.Read)
+			w, rd := apibridge.OperationLimitToAPI(lim.Write), apibridge.OperationLimitToAPI(lim.Read)
 			comp.Write, comp.Read = &w, &rd
 		}
 	}
@@ -171,12 +171,12 @@ func nodeComponents(bb *v1alpha1.BurstBuffer, obj *corev1.Node, m nodeMeasured, 
 	node, f := m.node, m.figures
 	t := metav1.NewTime(f.MeasuredTime)
 	nc := v1alpha1.NodeComponents{Name: node, MeasuredTime: &t, Reused: m.reused}
-	docW, srcW := hardware.DocumentedDevice(bb, obj, true)
-	docR, srcR := hardware.DocumentedDevice(bb, obj, false)
+	docW, srcW := apibridge.DocumentedDevice(bb, obj, true)
+	docR, srcR := apibridge.DocumentedDevice(bb, obj, false)
 	nc.DeviceWrite = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docW, MeasuredBytesPerSecond: positive(f.DeviceWriteBytesPerSecond), Source: srcW}
 	nc.DeviceRead = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: docR, MeasuredBytesPerSecond: positive(f.DeviceReadBytesPerSecond), Source: srcR}
 	if m.link != nil {
-		doc, src := hardware.DocumentedLink(bb, obj, node)
+		doc, src := apibridge.DocumentedLink(bb, obj, node)
 		nc.Network = &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: doc, MeasuredBytesPerSecond: positive(int64(*m.link)), Source: src}
 	}
 	if p := m.first; p != nil {

@@ -11,9 +11,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/conditions"
-	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -147,7 +147,7 @@ func recordDiscovered(bb *v1alpha1.BurstBuffer, figures map[string]nodecache.Fig
 		if ns.Hardware != nil {
 			nh = ns.Hardware.DeepCopy()
 		}
-		hardware.ApplyDiscovered(nh, f.Hardware)
+		apibridge.ApplyDiscovered(nh, f.Hardware)
 		if !equality.Semantic.DeepEqual(nh, ns.Hardware) {
 			ns.Hardware, changed = nh, true
 		}

@@ -8,8 +8,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/conditions"
-	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 )
 
@@ -28,7 +28,7 @@ func (r *BurstBufferReconciler) reconcileEstimate(_ context.Context, s *scope) (
 func estimate(s *scope) {
 	bb := s.bb
 	setNodeLinks(s)
-	in, err := hardware.LimitInput(bb, s.nodeObjs, nil)
+	in, err := apibridge.LimitInput(bb, s.nodeObjs, nil)
 	var lim limits.Limits
 	linksMissing := false
 	if err == nil {
@@ -58,13 +58,13 @@ func estimate(s *scope) {
 			fmt.Sprintf("stage-1 limits cannot be computed: %v", err))
 		return
 	}
-	est := hardware.EstimatedToAPI(lim, in.Documented)
+	est := apibridge.EstimatedToAPI(lim, in.Documented)
 	est.Sources = in.Sources
 	if bb.Status.Limits == nil {
 		bb.Status.Limits = &v1alpha1.LimitsStatus{}
 	}
 	bb.Status.Limits.Estimated = est
-	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, stage1Warnings, hardware.WarningsToAPI(lim.Warnings))
+	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, stage1Warnings, apibridge.WarningsToAPI(lim.Warnings))
 
 	msg := fmt.Sprintf("write limit %s (%s), read limit %s (%s)",
 		rate(est.Write.LimitBytesPerSecond), est.Write.Bottleneck, rate(est.Read.LimitBytesPerSecond), est.Read.Bottleneck)
@@ -89,7 +89,7 @@ func setNodeLinks(s *scope) {
 		if ns.Hardware == nil {
 			ns.Hardware = &v1alpha1.NodeHardware{}
 		}
-		link, src := hardware.NodeLink(bb.Spec.Hardware, lbls, ns.Hardware)
+		link, src := apibridge.NodeLink(bb.Spec.Hardware, lbls, ns.Hardware)
 		ns.Hardware.LinkBitsPerSecond, ns.Hardware.LinkSource = nil, src
 		if link != nil {
 			q := link.RateBitsPerSecond.DeepCopy()

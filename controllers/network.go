@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/conditions"
-	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -214,7 +214,7 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 // neither spec.hardware nor the node's labels document it. Empty otherwise, and for a node
 // without an InternalIP.
 func linkDiscoveryAddress(bb *v1alpha1.BurstBuffer, node *corev1.Node) string {
-	if node == nil || !hardware.NeedsLinkDiscovery(bb.Spec.Hardware, node.Labels) {
+	if node == nil || !apibridge.NeedsLinkDiscovery(bb.Spec.Hardware, node.Labels) {
 		return ""
 	}
 	for _, a := range node.Status.Addresses {

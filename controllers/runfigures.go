@@ -5,8 +5,8 @@ import (
 	"sort"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/bench"
-	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 )
 
@@ -48,7 +48,7 @@ func monitorSweep(s *scope, runs map[sweepPoint][]nodeRun) (*v1alpha1.Monitoring
 			for _, n := range st.Nodes {
 				slow[n] = true
 			}
-			for _, w := range hardware.WarningsToAPI(st.Warnings) {
+			for _, w := range apibridge.WarningsToAPI(st.Warnings) {
 				if slow[w.Node] {
 					warnings = append(warnings, w)
 				}

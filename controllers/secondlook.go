@@ -13,8 +13,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/conditions"
-	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -120,7 +120,7 @@ func (r *BurstBufferReconciler) secondLook(ctx context.Context, s *scope, st *sw
 // sweepLimit is the hardware and limits the sweep is judged against (analyseSweep's), and
 // whether stage 2 measured them.
 func sweepLimit(s *scope) (limits.Hardware, limits.Limits, bool, error) {
-	in, err := hardware.LimitInput(s.bb, s.nodeObjs, s.bb.Status.Limits.Components)
+	in, err := apibridge.LimitInput(s.bb, s.nodeObjs, s.bb.Status.Limits.Components)
 	if err != nil {
 		return limits.Hardware{}, limits.Limits{}, false, err
 	}

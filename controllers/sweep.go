@@ -17,9 +17,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/conditions"
-	"github.com/beeburst/beeburst/internal/hardware"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -306,12 +306,12 @@ func (st *sweepState) settle(second map[sweepPoint]limits.PointRound) {
 }
 
 // analyseSweep judges the points against the stage-2 limit that was published (measured
-// components, hardware.LimitInput), else stage 1. A measured limit carries its measurement's
+// components, apibridge.LimitInput), else stage 1. A measured limit carries its measurement's
 // noise: points within 5% above it are not "above the limit".
 func analyseSweep(s *scope, lp []limits.Point) (limits.Sweep, error) {
 	bb := s.bb
 	tolerance := 0.0
-	in, err := hardware.LimitInput(bb, s.nodeObjs, bb.Status.Limits.Components)
+	in, err := apibridge.LimitInput(bb, s.nodeObjs, bb.Status.Limits.Components)
 	if err != nil {
 		return limits.Sweep{}, err
 	}
@@ -335,14 +335,14 @@ func (r *BurstBufferReconciler) publishSweep(ctx context.Context, s *scope, st s
 	if err != nil {
 		return false, err
 	}
-	sw := hardware.SweepToAPI(an)
+	sw := apibridge.SweepToAPI(an)
 	sw.Points, sw.ConfigMapName, sw.Remeasured = int32(len(st.lp)/2), cmName, st.remeasured
 	bb.Status.Limits.Sweep = sw
 	mon, monWarnings := monitorSweep(s, st.runs)
 	bb.Status.Limits.Monitoring = mon
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, map[string]bool{
 		v1alpha1.WarningExceedsLimit: true, v1alpha1.WarningBelowExpectation: true, v1alpha1.WarningStragglers: true,
-	}, append(hardware.WarningsToAPI(an.Warnings), monWarnings...))
+	}, append(apibridge.WarningsToAPI(an.Warnings), monWarnings...))
 	bb.Status.Warnings = replaceNodeBusy(bb.Status.Warnings, componentSweep, sweepBusyWarnings(st))
 
 	if st.running >= 0 {

@@ -1,8 +1,9 @@
-// Package hardware converts the API's hardware block (spec.hardware, resource.Quantity
-// figures) into the input of the limits engine, and the engine's results back into the
-// API's status types. It is the only place where internal/limits meets Kubernetes types:
-// the controller and the kubectl plugin both go through it, so they agree.
-package hardware
+// Package apibridge converts between the API's types and the pure models internal/limits and
+// internal/sizing: spec.hardware (resource.Quantity figures), spec.target and the published
+// figures into their inputs (hardware.go, input.go, sizing.go), their results back into
+// status types (status.go, sizing.go), and a status into the kubectl plugin's report
+// (report.go). The controller and the kubectl plugin both go through it, so they agree.
+package apibridge
 
 import (
 	"errors"

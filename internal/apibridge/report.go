@@ -1,10 +1,12 @@
-package hardware
+package apibridge
 
 import (
 	"fmt"
+	"strings"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/sizing"
 )
 
 // ReportFromStatus turns a live BurstBuffer's status back into the limits engine's Report,
@@ -163,4 +165,82 @@ func RoundsLines(l *v1alpha1.LimitsStatus) []string {
 		}
 	}
 	return out
+}
+
+// ChunkSizeLines are status.chunkSize for `kubectl beeburst limits`: the size in use and
+// why, then each candidate's figures and score.
+func ChunkSizeLines(cs *v1alpha1.ChunkSizeStatus) []string {
+	if cs == nil {
+		return nil
+	}
+	head := fmt.Sprintf("chunk size %s (%s", sizing.FormatChunk(cs.Size.Value()), cs.Policy)
+	if cs.Pattern != "" {
+		head += ", " + string(cs.Pattern)
+	}
+	head += ")"
+	if cs.Message != "" {
+		head += ": " + cs.Message
+	}
+	lines := []string{head}
+	for _, c := range cs.Candidates {
+		var parts []string
+		add := func(name string, v *int64, ops bool) {
+			if v == nil {
+				return
+			}
+			if ops {
+				parts = append(parts, fmt.Sprintf("%s %d IOPS", name, *v))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s %s", name, limits.FormatBytesPerSecond(float64(*v))))
+			}
+		}
+		add("write", c.WriteBytesPerSecond, false)
+		add("read", c.ReadBytesPerSecond, false)
+		add("randwrite", c.WriteOpsPerSecond, true)
+		add("randread", c.ReadOpsPerSecond, true)
+		if c.ScorePerMille != nil {
+			parts = append(parts, fmt.Sprintf("score %.2f", float64(*c.ScorePerMille)/1000))
+		}
+		if c.Chosen {
+			parts = append(parts, "chosen")
+		}
+		if c.Message != "" {
+			parts = append(parts, c.Message)
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "not measured yet")
+		}
+		lines = append(lines, fmt.Sprintf("  chunk size %s: %s", sizing.FormatChunk(c.Size.Value()), strings.Join(parts, ", ")))
+	}
+	return lines
+}
+
+// ComparisonLines are status.comparison for `kubectl beeburst limits`: what ran, then each
+// operation on the burst buffer beside the other storage.
+func ComparisonLines(c *v1alpha1.ComparisonStatus) []string {
+	if c == nil {
+		return nil
+	}
+	head := "compared with " + c.With
+	if c.Workload != "" {
+		head += " (" + c.Workload + ")"
+	}
+	lines := []string{head}
+	fig := func(v *int64) string {
+		if v == nil {
+			return "not measured"
+		}
+		return limits.FormatBytesPerSecond(float64(*v))
+	}
+	for _, o := range c.Operations {
+		line := fmt.Sprintf("  %s: burst buffer %s, %s %s", o.Operation, fig(o.BurstBufferBytesPerSecond), c.With, fig(o.OtherBytesPerSecond))
+		if o.RatioPerMille != nil {
+			line += fmt.Sprintf(" (x%.2f)", float64(*o.RatioPerMille)/1000)
+		}
+		lines = append(lines, line)
+	}
+	if c.Message != "" {
+		lines = append(lines, "  "+c.Message)
+	}
+	return lines
 }
