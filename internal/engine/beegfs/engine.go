@@ -93,8 +93,9 @@ func (e Engine) addresses(ctx context.Context, nodes []string) (map[string]strin
 	return out, nil
 }
 
-// Provision does the next step that is not done and reports where it is; once the file
-// system was up, whether it still is (stillUp).
+// Provision runs the steps below in order, stopping at the first that is not done, like the
+// controller's pipeline, and reports where it is; once the file system was up, whether it
+// still is (stillUp).
 func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (engine.Result, error) {
 	res := engine.Result{Prepared: map[string]bool{}, Reason: v1alpha1.ReasonProvisioning}
 	if e.Client == nil {
@@ -105,152 +106,34 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	}
 	in := e.instance(bb, nodes)
 	place := PlacementFor(bb, nodes)
-	var err error
 
 	// Once up, the file system stays up while its daemons run: a readiness probe that fails
 	// on a node busy with benchmarks is no reason to go back (stillUp). status.mount.hostPath
 	// is set when it first came up; the steps below are done then.
 	if bb.Status.Mount != nil && bb.Status.Mount.HostPath != "" {
+		var err error
 		if in.Addresses, err = e.addresses(ctx, nodes); err != nil {
 			return res, err
 		}
 		return e.stillUp(ctx, in, place)
 	}
 
-	// (a) Kernel module first: without it nothing else is worth starting, and the user
-	// should learn it in seconds, not after services time out.
-	if done, err := e.checkModules(ctx, in, &res); err != nil || !done {
-		return res, err
-	}
-
-	// (b) Ports and address, recorded before anything listens. This visit ends here so that
-	// the status patch lands before the first service pod exists.
-	if bb.Status.BeeGFS == nil || bb.Status.BeeGFS.ManagementAddress == "" {
-		return res, e.allocate(ctx, in, &res)
-	}
-	p := in.Ports()
-
-	// (c) Connection authentication and mgmtd's TLS material; the licence, if any; the files
-	// the services read at start (mgmtd's configuration, each node's interface filter).
-	if in.authOn() {
-		if ok, err := e.ensureSecret(ctx, in, &res); err != nil || !ok {
-			return res, err
+	v := &visit{bb: bb, nodes: nodes, in: in, place: place, res: res}
+	for _, step := range []provisionStep{
+		e.checkModulesStep, // (a) the kernel module, first
+		e.allocateStep,     // (b) ports and the management address, recorded first
+		e.filesStep,        // (c) auth, licence, configuration
+		e.mgmtdStep,        // (d) mgmtd
+		e.servicesStep,     // (e) metadata and storage services
+		e.readyStep,        // (f) every target registered, online and good
+		e.stripingStep,     // (g) the root's striping
+		e.clientsStep,      // (h) a mount on every node
+	} {
+		if done, err := step(ctx, v); err != nil || !done {
+			return v.res, err
 		}
 	}
-	if ok, err := e.checkLicenseSecret(ctx, in, &res); err != nil || !ok {
-		return res, err
-	}
-	if in.Addresses, err = e.addresses(ctx, nodes); err != nil {
-		return res, err
-	}
-	if ok, err := e.ensureConfigMap(ctx, in, &res); err != nil || !ok {
-		return res, err
-	}
-
-	// (d) mgmtd.
-	mg, err := e.ensurePod(ctx, in.MgmtdPod(place.Mgmtd))
-	if err != nil {
-		return res, err
-	}
-	if ready, detail := podReady(mg); !ready {
-		res.Message = fmt.Sprintf("starting the management service on %s (ports %d-%d): %s", place.Mgmtd, p.Storage, p.GRPC, detail)
-		return res, nil
-	}
-
-	// (e) Metadata and storage services.
-	var services []*corev1.Pod
-	for i, n := range place.Meta {
-		services = append(services, in.MetaPod(i, n))
-	}
-	for i, n := range place.Storage {
-		services = append(services, in.StoragePod(i, n))
-	}
-	var waiting, registering []string
-	for _, want := range services {
-		pod, err := e.ensurePod(ctx, want)
-		if err != nil {
-			return res, err
-		}
-		if ready, detail := podReady(pod); !ready {
-			if pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp.IsZero() {
-				// Started but not listening: a C++ service opens its port once mgmtd has
-				// registered it.
-				registering = append(registering, fmt.Sprintf("%s on %s", want.Labels[nodetask.LabelComponent], want.Spec.NodeName))
-			}
-			if strings.Contains(detail, machineUUIDLog) {
-				// The preflight passed, yet the daemon found no UUID (another container
-				// runtime's view of /sys): as terminal as a failed preflight.
-				res.Reason = v1alpha1.ReasonMachineUUIDMissing
-				res.Message = fmt.Sprintf("%s on %s cannot register: %q; BeeGFS 8 servers need the node's machine UUID (DMI product_uuid) inside their container; choose other nodes or use spec.engine: local",
-					want.Labels[nodetask.LabelComponent], want.Spec.NodeName, machineUUIDLog)
-				return res, nil
-			}
-			waiting = append(waiting, fmt.Sprintf("%s on %s: %s", want.Labels[nodetask.LabelComponent], want.Spec.NodeName, detail))
-		}
-	}
-	if len(waiting) > 0 {
-		if len(registering) > 0 && e.Logs != nil {
-			if e.refusedMachines(ctx, mg) {
-				machines := serverMachines(place)
-				msg := fmt.Sprintf("the management service refuses to register servers on more machines than its licence allows (%q in its log; not registered: %s): this burst buffer runs metadata and storage servers on %d machine(s), its nodes. Recreate it with spec.beegfs.licenseSecret naming a licence for at least %d machines (key %s), on fewer nodes, or with spec.engine: local",
-					machineLimitLog, limitList(registering, 8), machines, machines, KeyLicense)
-				conditions.Set(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired, msg)
-				res.Reason, res.Message = v1alpha1.ReasonLicenseRequired, msg
-				return res, nil
-			}
-			// mgmtd's log is watched by nothing: look again while servers wait to register.
-			res.RequeueAfter = registrationRecheck
-		}
-		res.Message = fmt.Sprintf("starting %d metadata and %d storage service(s); %d not ready: %s",
-			len(place.Meta), len(place.Storage), len(waiting), limitList(waiting, 8))
-		return res, nil
-	}
-
-	// (f) Registered and online, as mgmtd sees it.
-	if ok, err := e.runStep(ctx, bb, in.ReadyPod(), &res, v1alpha1.ReasonServicesNotReady,
-		"services run; waiting until mgmtd lists every target online and good",
-		"not every target is online and good (retrying)"); err != nil || !ok {
-		return res, err
-	}
-	for _, n := range nodes {
-		res.Prepared[n] = false
-	}
-
-	// (g) Striping of the root, from spec.layout.
-	st := StripingFor(bb, len(nodes))
-	if ok, err := e.runStep(ctx, bb, in.StripePod(), &res, v1alpha1.ReasonStripingFailed,
-		fmt.Sprintf("setting the root's stripe pattern: chunk size %s over %d target(s)", st.ChunkSize, st.NumTargets),
-		"setting the stripe pattern failed (retrying)"); err != nil || !ok {
-		return res, err
-	}
-
-	// (h) Mounts.
-	var notMounted []string
-	for i, n := range place.Clients {
-		pod, err := e.ensurePod(ctx, in.ClientPod(i, n))
-		if err != nil {
-			return res, err
-		}
-		ready, detail := podReady(pod)
-		res.Prepared[n] = ready
-		if !ready {
-			if licenceRefusal(detail) == clientLimit {
-				msg := fmt.Sprintf("the management service refused the client on %s for want of a licence (%q): BeeGFS releases after 8.3.1 admit at most 5 clients without one, and this burst buffer mounts %d. Recreate it with spec.beegfs.licenseSecret naming a Secret with the licence (key %s), on at most 5 nodes, or with spec.engine: local",
-					n, clientLimitLog, len(place.Clients), KeyLicense)
-				conditions.Set(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonLicenseRequired, msg)
-				res.Reason, res.Message = v1alpha1.ReasonLicenseRequired, msg
-				return res, nil
-			}
-			notMounted = append(notMounted, n+": "+detail)
-		}
-	}
-	if len(notMounted) > 0 {
-		msg := fmt.Sprintf("mounting at %s: %d of %d node(s) done; waiting: %s", MountPoint(bb), len(nodes)-len(notMounted), len(nodes), limitList(notMounted, 8))
-		conditions.Set(bb, v1alpha1.ConditionClientsMounted, metav1.ConditionFalse, v1alpha1.ReasonMounting, msg)
-		res.Message = msg
-		return res, nil
-	}
-	return up(in, place, res), nil
+	return up(v.in, v.place, v.res), nil
 }
 
 // up is the result of a file system that is up: every daemon runs, every node mounted it.
