@@ -13,7 +13,7 @@ VERSION ?= dev
 REGISTRY ?= ghcr.io/beeburst
 IMG ?= $(REGISTRY)/manager:$(VERSION)
 AGENT_IMG ?= $(REGISTRY)/agent:$(VERSION)
-# The BeeGFS tools image is tagged with the BeeGFS release it carries (internal/beegfs
+# The BeeGFS tools image is tagged with the BeeGFS release it carries (internal/engine/beegfs
 # DefaultClientImage names it; hack/dockerfiles checks the two agree).
 BEEGFS_VERSION ?= 8.3.1
 BEEGFS_TOOLS_IMG ?= $(REGISTRY)/beegfs-tools:$(BEEGFS_VERSION)

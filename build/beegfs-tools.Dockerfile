@@ -1,4 +1,4 @@
-# The BeeGFS tools image of the beegfs engine (internal/beegfs DefaultClientImage,
+# The BeeGFS tools image of the beegfs engine (internal/engine/beegfs DefaultClientImage,
 # ghcr.io/beeburst/beegfs-tools:8.3.1). Its pods need:
 #   - the `beegfs` command-line tool, which the readiness, striping, chunk-size and StorageBench
 #     tasks run against the burst buffer's management service;

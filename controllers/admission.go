@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/speccheck"
 )
@@ -49,7 +50,7 @@ func (r *BurstBufferReconciler) refuseUndecodable(ctx context.Context, bb *v1alp
 	if !bb.StatusUndecodable() {
 		// The status decoded: write the verdict into it. (A status that did not decode is
 		// left alone: a patch computed from an empty one would rewrite it on every visit.)
-		setCondition(bb, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, msg)
+		conditions.Set(bb, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, msg)
 		bb.Status.Phase = v1alpha1.PhaseFailed
 		setKstatusConditions(bb)
 		if err := r.Status().Patch(ctx, bb, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
@@ -76,12 +77,12 @@ func (r *BurstBufferReconciler) reconcileAdmission(ctx context.Context, s *scope
 		for i, e := range errs {
 			msgs[i] = e.Error()
 		}
-		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec,
+		conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec,
 			strings.Join(msgs, "; ")+". Nothing was created on any node: fix the field (kubectl edit) or create a new BurstBuffer")
 		return ctrl.Result{}, false, reconcile.TerminalError(errs.ToAggregate())
 	}
 	if p := bb.Spec.Storage.Path; !r.StorageRoots.Allow(p) {
-		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonStoragePathNotAllowed,
+		conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonStoragePathNotAllowed,
 			fmt.Sprintf("spec.storage.path %s is not below a root the operator allows (%s=%s; Helm value storage.allowedRoots). Nothing was created on any node: create a new BurstBuffer with a path below one of them, or ask the cluster administrator to allow this one",
 				p, FlagAllowedStorageRoots, r.StorageRoots))
 		return ctrl.Result{}, false, reconcile.TerminalError(fmt.Errorf("spec.storage.path %s is not below an allowed root", p))

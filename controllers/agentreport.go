@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/shorten"
 )
 
 // readReport reads an agent's report from a task pod's termination message with the one
@@ -18,11 +19,8 @@ func readReport(msg string) (bench.Report, error) {
 	return rep, nil
 }
 
-// reportMessage is the message of an agent report, or the raw text when it is not one (a
-// pod that failed before the agent wrote its report: the kubelet's reason, a log tail).
+// reportMessage is the first line of an agent report's message, or of the raw text when it
+// is not one.
 func reportMessage(msg string) string {
-	if rep, err := bench.DecodeReport([]byte(msg)); !bench.Unreadable(err) && rep.Message != "" {
-		return firstLine(rep.Message)
-	}
-	return firstLine(msg)
+	return shorten.FirstLine(bench.ReportMessage(msg), messageMax)
 }

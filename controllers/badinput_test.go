@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -285,14 +286,14 @@ var _ = Describe("Bad input", func() {
 	// stays.
 	It("takes a target, a pattern, chunk-size tuning and a comparison, and keeps the target", func() {
 		bb := localBB(ns, "sized", 1)
-		bb.Spec.Target = &v1alpha1.TargetSpec{WriteBytesPerSecond: ptr(resourceMust("250M")), ReadBytesPerSecond: ptr(resourceMust("500M")),
-			Capacity: ptr(resourceMust("10Gi")), MetadataOperationsPerSecond: ptr(int64(50000)), MarginPercent: 20}
+		bb.Spec.Target = &v1alpha1.TargetSpec{WriteBytesPerSecond: ptr.To(resourceMust("250M")), ReadBytesPerSecond: ptr.To(resourceMust("500M")),
+			Capacity: ptr.To(resourceMust("10Gi")), MetadataOperationsPerSecond: ptr.To(int64(50000)), MarginPercent: 20}
 		bb.Spec.Workload.Pattern = v1alpha1.PatternSharedFile
 		createReady(ctx, bb)
 		cur := get(ctx, bb)
 		Expect(cur.Spec.Target.MarginPercent).To(Equal(int32(20)))
 		for _, mutate := range []func(*v1alpha1.BurstBuffer){
-			func(b *v1alpha1.BurstBuffer) { b.Spec.Target.WriteBytesPerSecond = ptr(resourceMust("1G")) },
+			func(b *v1alpha1.BurstBuffer) { b.Spec.Target.WriteBytesPerSecond = ptr.To(resourceMust("1G")) },
 			func(b *v1alpha1.BurstBuffer) { b.Spec.Target = nil },
 		} {
 			var err error
@@ -344,14 +345,14 @@ target: {writeBytesPerSecond: 2G}`)
 			Expect(get(ctx, bb).Status.Nodes[0].Path).To(Equal("/mnt/nvme/beeburst/" + ns + ".live"))
 		},
 		Entry("refuses another storage path", func(b *v1alpha1.BurstBuffer) { b.Spec.Storage.Path = "/mnt/other" }, "storage is immutable"),
-		Entry("refuses another capacity", func(b *v1alpha1.BurstBuffer) { b.Spec.Storage.CapacityPerNode = ptr(resourceMust("1Gi")) }, "storage is immutable"),
-		Entry("refuses another chunk size", func(b *v1alpha1.BurstBuffer) { b.Spec.Layout.ChunkSize = ptr(resourceMust("1Mi")) }, "layout is immutable"),
+		Entry("refuses another capacity", func(b *v1alpha1.BurstBuffer) { b.Spec.Storage.CapacityPerNode = ptr.To(resourceMust("1Gi")) }, "storage is immutable"),
+		Entry("refuses another chunk size", func(b *v1alpha1.BurstBuffer) { b.Spec.Layout.ChunkSize = ptr.To(resourceMust("1Mi")) }, "layout is immutable"),
 		Entry("refuses more targets per node", func(b *v1alpha1.BurstBuffer) { b.Spec.Layout.StorageTargetsPerNode = 2 }, "layout is immutable"),
-		Entry("refuses a stripe width added later", func(b *v1alpha1.BurstBuffer) { b.Spec.Layout.StripeWidth = ptr(int32(1)) }, "layout is immutable"),
+		Entry("refuses a stripe width added later", func(b *v1alpha1.BurstBuffer) { b.Spec.Layout.StripeWidth = ptr.To(int32(1)) }, "layout is immutable"),
 		Entry("refuses another engine", func(b *v1alpha1.BurstBuffer) { b.Spec.Engine = v1alpha1.EngineBeeGFS }, "engine is immutable"),
 		Entry("refuses other nodes", func(b *v1alpha1.BurstBuffer) { b.Spec.Nodes.FromWorkload = true }, "nodes is immutable"),
 		Entry("refuses a target added later", func(b *v1alpha1.BurstBuffer) {
-			b.Spec.Target = &v1alpha1.TargetSpec{WriteBytesPerSecond: ptr(resourceMust("1G")), MarginPercent: 10}
+			b.Spec.Target = &v1alpha1.TargetSpec{WriteBytesPerSecond: ptr.To(resourceMust("1G")), MarginPercent: 10}
 		}, "target cannot be added or removed after creation"),
 		Entry("refuses a workload pattern set later", func(b *v1alpha1.BurstBuffer) { b.Spec.Workload.Pattern = v1alpha1.PatternSharedFile }, "workload.pattern is immutable"),
 		Entry("accepts a comparison set later", func(b *v1alpha1.BurstBuffer) {

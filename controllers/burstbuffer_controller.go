@@ -12,9 +12,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
@@ -23,18 +21,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/beegfs"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/engine/beegfs"
 	"github.com/beeburst/beeburst/internal/engine/local"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/speccheck"
 	"github.com/beeburst/beeburst/internal/workload"
 )
@@ -204,37 +203,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return r.reconcileDelete(ctx, s)
 	}
 
-	// The whole pipeline, in order. Each step is idempotent and sets its own condition; the
-	// visit stops at the first that is not done, and the next visit (a watch event, or a
-	// clock) runs the list again from the top, each step that has nothing to do skipping
-	// itself. measuring(...) steps run only while validation measures (see
-	// reconcileValidationGate) and hold the nodes' measuring locks.
-	steps := []step{
-		// Never wait: the first Unknown of the conditions of chunkSizePolicy Auto and
-		// compareWith, and their final word when validation ended before them (a budget cut).
-		r.reconcileChunkSizeVerdict,             // chunks.go
-		r.reconcileComparisonVerdict,            // compare.go
-		r.reconcileAdmission,                    // admission.go: a spec the operator cannot use
-		r.reconcileNodes,                        // phases.go, target.go: which nodes
-		r.reconcileClaim,                        // claim.go: the workload's claim, unbound
-		r.reconcileEstimate,                     // limits.go: stage 1, from the documented hardware
-		r.reconcileEngine,                       // phases.go: the file system
-		r.reconcileReuse,                        // reuse.go: a validation kept from the same configuration
-		r.reconcileValidationGate,               // validation.go: profile, time budget, node locks
-		r.measuring(r.reconcileDeviceProbes),    // validation.go: stage 2, devices
-		r.measuring(r.reconcileNetwork),         // validation.go, network.go: stage 2, links
-		r.measuring(r.reconcileStorageBench),    // validation.go, storagebench.go: stage 2, BeeGFS targets
-		r.measuring(r.reconcileComponentLimits), // validation.go: stage 2 published, its limits
-		r.measuring(r.reconcileChunkSize),       // chunks.go: layout.chunkSizePolicy Auto, before the sweep
-		r.measuring(r.reconcileSweep),           // sweep.go: stages 3 and 4
-		r.measuring(r.reconcileWorkloads),       // workloads.go: software factors (standard profile)
-		r.measuring(r.reconcileComparison),      // compare.go: validation.compareWith, side by side
-		r.reconcileValidationDone,               // validation.go: Validated, locks released
-		r.reconcileTarget,                       // target.go: the verdict on spec.target after stage 3
-		r.reconcileStageIn,                      // staging.go: data copied in before the job
-		r.reconcileVolume,                       // claim.go: Ready - the claim's volume, bound
-	}
-	for _, run := range steps {
+	for _, run := range r.pipeline() {
 		res, done, err := run(ctx, s)
 		if err != nil || !done {
 			if err != nil && podSecurityRefused(bb, err) {
@@ -250,6 +219,39 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// pipeline is a visit to a live burst buffer, in order. Each step is idempotent and sets its
+// own condition; the visit stops at the first that is not done, and the next visit (a watch
+// event, or a clock) runs the list again from the top, each step that has nothing to do
+// skipping itself. measuring(...) steps run only while validation measures (see
+// reconcileValidationGate) and hold the nodes' measuring locks.
+func (r *BurstBufferReconciler) pipeline() []step {
+	return []step{
+		// Never wait: the first Unknown of the conditions of chunkSizePolicy Auto and
+		// compareWith, and their final word when validation ended before them (a budget cut).
+		r.reconcileChunkSizeVerdict,             // chunkverdict.go
+		r.reconcileComparisonVerdict,            // compareverdict.go
+		r.reconcileAdmission,                    // admission.go: a spec the operator cannot use
+		r.reconcileNodes,                        // phases.go, target.go: which nodes
+		r.reconcileClaim,                        // claim.go: the workload's claim, unbound
+		r.reconcileEstimate,                     // limits.go: stage 1, from the documented hardware
+		r.reconcileEngine,                       // phases.go: the file system
+		r.reconcileReuse,                        // reuse.go: a validation kept from the same configuration
+		r.reconcileValidationGate,               // validation.go: profile, time budget, node locks
+		r.measuring(r.reconcileDeviceProbes),    // deviceprobe.go: stage 2, devices
+		r.measuring(r.reconcileNetwork),         // network.go: stage 2, links
+		r.measuring(r.reconcileStorageBench),    // storagebench.go: stage 2, BeeGFS targets
+		r.measuring(r.reconcileComponentLimits), // componentlimits.go: stage 2 published, its limits
+		r.measuring(r.reconcileChunkSize),       // chunks.go: layout.chunkSizePolicy Auto, before the sweep
+		r.measuring(r.reconcileSweep),           // sweep.go: stages 3 and 4
+		r.measuring(r.reconcileWorkloads),       // workloads.go: software factors (standard profile)
+		r.measuring(r.reconcileComparison),      // compare.go: validation.compareWith, side by side
+		r.reconcileValidationDone,               // validation.go: Validated, locks released
+		r.reconcileTarget,                       // target.go: the verdict on spec.target after stage 3
+		r.reconcileStageIn,                      // staging.go: data copied in before the job
+		r.reconcileVolume,                       // claim.go: Ready - the claim's volume, bound
+	}
 }
 
 // newScope puts the finalizer on (before the first side effect on a node) and gathers what
@@ -289,9 +291,9 @@ func podSecurityRefused(bb *v1alpha1.BurstBuffer, err error) bool {
 		return false
 	}
 	ns := nodetask.Namespace(bb)
-	setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonPodSecurityRefused,
+	conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonPodSecurityRefused,
 		fmt.Sprintf("the API server refused a pod of this burst buffer in namespace %s for its Pod Security level: %s. The operator's host-level pods need privileged: kubectl label namespace %s pod-security.kubernetes.io/enforce=privileged --overwrite (the operator retries by itself)",
-			ns, firstLine(err.Error()), ns))
+			ns, shorten.FirstLine(err.Error(), messageMax), ns))
 	return true
 }
 
@@ -375,110 +377,4 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}))).
 		Named("burstbuffer").
 		Complete(r)
-}
-
-// burstBufferOfChild maps one of the operator's children to its burst buffer, by its labels.
-func burstBufferOfChild(_ context.Context, o client.Object) []reconcile.Request {
-	name := o.GetLabels()[v1alpha1.LabelBurstBuffer]
-	if name == "" {
-		return nil
-	}
-	ns := o.GetLabels()[nodetask.LabelBurstBufferNamespace]
-	if ns == "" {
-		ns = o.GetNamespace()
-	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
-}
-
-// isOurs: an object the operator made (its managed-by label).
-func isOurs(o client.Object) bool {
-	return o.GetLabels()[nodetask.LabelManagedBy] == nodetask.ManagedBy
-}
-
-// burstBuffersWaitingForNodes maps a node event to the burst buffers that have no nodes yet.
-func (r *BurstBufferReconciler) burstBuffersWaitingForNodes(ctx context.Context, _ client.Object) []reconcile.Request {
-	var list v1alpha1.BurstBufferList
-	if err := r.List(ctx, &list); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, bb := range list.Items {
-		if len(bb.Status.Nodes) == 0 && bb.DeletionTimestamp.IsZero() {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&bb)})
-		}
-	}
-	return reqs
-}
-
-// burstBufferWaitingForWorkload maps a workload pod's event to its burst buffer while that
-// one still chooses its nodes from the workload. Once the nodes are chosen, pod events are no
-// business of this reconciler (the WorkloadReconciler follows them).
-func (r *BurstBufferReconciler) burstBufferWaitingForWorkload(ctx context.Context, o client.Object) []reconcile.Request {
-	name := o.GetLabels()[v1alpha1.LabelBurstBuffer]
-	if name == "" {
-		return nil
-	}
-	key := client.ObjectKey{Namespace: o.GetNamespace(), Name: name}
-	var bb v1alpha1.BurstBuffer
-	if err := r.Get(ctx, key, &bb); err != nil || !bb.Spec.Nodes.FromWorkload || len(bb.Status.Nodes) > 0 {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: key}}
-}
-
-func nodeReadyChanged() predicate.Predicate {
-	return predicate.Funcs{
-		CreateFunc: func(event.CreateEvent) bool { return true },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			o, okO := e.ObjectOld.(*corev1.Node)
-			n, okN := e.ObjectNew.(*corev1.Node)
-			// Taints decide where a fromWorkload burst buffer's pods fit.
-			return okO && okN && (nodeReady(o) != nodeReady(n) || o.Spec.Unschedulable != n.Spec.Unschedulable ||
-				!equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints))
-		},
-	}
-}
-
-// emitTransitions records an event for every condition whose status changed in this visit:
-// events mark transitions, never one per loop.
-func (r *BurstBufferReconciler) emitTransitions(before, after *v1alpha1.BurstBuffer) {
-	if r.Recorder == nil {
-		return
-	}
-	for _, c := range after.Status.Conditions {
-		old := meta.FindStatusCondition(before.Status.Conditions, c.Type)
-		if old != nil && old.Status == c.Status && old.Reason == c.Reason {
-			continue
-		}
-		if c.Status == metav1.ConditionUnknown || isKstatusCondition(c.Type) {
-			continue
-		}
-		typ := corev1.EventTypeNormal
-		if c.Status == metav1.ConditionFalse && isFailureReason(c.Reason) {
-			typ = corev1.EventTypeWarning
-		}
-		r.Recorder.Eventf(after, nil, typ, c.Reason, c.Type, "%s", c.Message)
-	}
-}
-
-// logTransitions writes one structured line per phase change and per condition whose status
-// or reason changed - every decision to wait has a reason, so the log explains a stuck object
-// without a line per reconcile.
-func logTransitions(ctx context.Context, before, after *v1alpha1.BurstBuffer) {
-	log := logf.FromContext(ctx)
-	if before.Status.Phase != after.Status.Phase {
-		kv := []any{"from", before.Status.Phase, "phase", after.Status.Phase}
-		if c := meta.FindStatusCondition(after.Status.Conditions, v1alpha1.ConditionReady); c != nil {
-			kv = append(kv, "reason", c.Reason, "message", c.Message)
-		}
-		log.Info("phase changed", kv...)
-	}
-	for _, c := range after.Status.Conditions {
-		old := meta.FindStatusCondition(before.Status.Conditions, c.Type)
-		if old != nil && old.Status == c.Status && old.Reason == c.Reason {
-			continue
-		}
-		log.Info("condition changed", "phase", after.Status.Phase, "condition", c.Type, "status", c.Status,
-			"reason", c.Reason, "message", c.Message)
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -32,7 +33,7 @@ var _ = Describe("BurstBuffer with the local engine", func() {
 
 	It("sets every condition and observedGeneration on the first visit, then becomes Ready when the nodes are prepared", func() {
 		bb := localBB(ns, "scratch", 2)
-		bb.Spec.Storage.CapacityPerNode = ptr(resource.MustParse("10Gi"))
+		bb.Spec.Storage.CapacityPerNode = ptr.To(resource.MustParse("10Gi"))
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 
 		Eventually(func(g Gomega) {

@@ -14,6 +14,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/claim"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/staging"
 )
@@ -46,7 +47,7 @@ func (r *BurstBufferReconciler) reconcileClaim(ctx context.Context, s *scope) (c
 		return ctrl.Result{}, true, err
 	}
 	if c == nil {
-		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimConflict, conflict)
+		conditions.Set(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimConflict, conflict)
 		return ctrl.Result{}, true, nil
 	}
 	if bb.Status.Mount == nil {
@@ -54,7 +55,7 @@ func (r *BurstBufferReconciler) reconcileClaim(ctx context.Context, s *scope) (c
 	}
 	bb.Status.Mount.ClaimName = c.Name
 	if !conditionIs(bb, v1alpha1.ConditionClaimBound, metav1.ConditionTrue) {
-		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimWaiting,
+		conditions.Set(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimWaiting,
 			fmt.Sprintf("claim %s is bound once the burst buffer is Ready; pods that mount it wait (Pending) until then, then run on its nodes: %s",
 				c.Name, claim.Describe(bb)))
 	}
@@ -95,7 +96,7 @@ func (r *BurstBufferReconciler) reconcileVolume(ctx context.Context, s *scope) (
 		return ctrl.Result{}, true, err
 	}
 	if c == nil {
-		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimConflict, conflict)
+		conditions.Set(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimConflict, conflict)
 		return ctrl.Result{}, true, nil
 	}
 	pv, problem, err := r.ensureVolume(ctx, s, c)
@@ -103,17 +104,17 @@ func (r *BurstBufferReconciler) reconcileVolume(ctx context.Context, s *scope) (
 		return ctrl.Result{}, true, err
 	}
 	if pv == nil {
-		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimWaiting, problem)
+		conditions.Set(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimWaiting, problem)
 		return ctrl.Result{}, true, nil
 	}
 	if c.Status.Phase == corev1.ClaimBound {
-		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionTrue, v1alpha1.ReasonClaimBound,
+		conditions.Set(bb, v1alpha1.ConditionClaimBound, metav1.ConditionTrue, v1alpha1.ReasonClaimBound,
 			fmt.Sprintf("claim %s is bound to volume %s on node(s) %s: %s", c.Name, pv.Name, strings.Join(limit(s.nodes, 8), ", "), claim.Describe(bb)))
 		return ctrl.Result{}, true, nil
 	}
 	// The cluster's volume binder binds a pre-bound pair on its own; the claim's update
 	// brings the next visit.
-	setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimWaiting,
+	conditions.Set(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimWaiting,
 		fmt.Sprintf("claim %s: volume %s created, waiting for the cluster to bind them", c.Name, pv.Name))
 	return ctrl.Result{}, true, nil
 }
@@ -171,7 +172,7 @@ func (r *BurstBufferReconciler) ensureStagingClaim(ctx context.Context, s *scope
 	if err != nil {
 		return false, err
 	}
-	setCondition(s.bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonClaimConflict, fmt.Sprintf("the %s copies cannot mount the burst buffer: %s", d.Name(), problem))
+	conditions.Set(s.bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonClaimConflict, fmt.Sprintf("the %s copies cannot mount the burst buffer: %s", d.Name(), problem))
 	return false, nil
 }
 
@@ -211,7 +212,7 @@ func (r *BurstBufferReconciler) releaseClaims(ctx context.Context, s *scope, w *
 	}
 	if len(users) > 0 {
 		name := claim.Name(bb, claim.Workload)
-		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimInUse,
+		conditions.Set(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimInUse,
 			fmt.Sprintf("deletion waits for %d pod(s) that still mount claim %s: %s; nothing is removed until they end (delete them, or their Job)",
 				len(users), name, strings.Join(limit(users, 8), ", ")))
 		w.waiting = append(w.waiting, fmt.Sprintf("%d pod(s) still mount claim %s", len(users), name))
@@ -222,7 +223,7 @@ func (r *BurstBufferReconciler) releaseClaims(ctx context.Context, s *scope, w *
 		return false, err
 	}
 	if conditionIs(bb, v1alpha1.ConditionClaimBound, metav1.ConditionTrue) || conditionReason(bb, v1alpha1.ConditionClaimBound) == v1alpha1.ReasonClaimInUse {
-		setCondition(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonDeleting, "the claim and its volume are deleted with the burst buffer")
+		conditions.Set(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonDeleting, "the claim and its volume are deleted with the burst buffer")
 	}
 	return true, nil
 }

@@ -10,11 +10,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/hardware"
+	"github.com/beeburst/beeburst/internal/apibridge"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/sizing"
@@ -58,7 +60,7 @@ func comparisonSettled(bb *v1alpha1.BurstBuffer) bool {
 }
 
 func setCompareCondition(bb *v1alpha1.BurstBuffer, st metav1.ConditionStatus, reason, msg string) {
-	setCondition(bb, v1alpha1.ConditionCompared, st, reason, msg)
+	conditions.Set(bb, v1alpha1.ConditionCompared, st, reason, msg)
 }
 
 // reconcileComparison runs the comparison after stage 3 (and the workload benchmarks); done
@@ -85,7 +87,7 @@ func (r *BurstBufferReconciler) reconcileComparison(ctx context.Context, s *scop
 	}
 	progress := func(what string) {
 		setCompareCondition(bb, metav1.ConditionUnknown, v1alpha1.ReasonComparing, what)
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping, "stage 3 done; validation.compareWith: "+what)
+		conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping, "stage 3 done; validation.compareWith: "+what)
 	}
 	if bbFigures == nil {
 		// The sweep did not measure this point: the burst buffer runs it first.
@@ -119,7 +121,7 @@ func (r *BurstBufferReconciler) reconcileComparison(ctx context.Context, s *scop
 	}
 	c := sizing.Compare(sizing.CompareInput{With: target.with, Pattern: sizing.PatternLargeSequential, Workload: workload,
 		BurstBuffer: bbFigures, Other: other})
-	bb.Status.Comparison = hardware.ComparisonToAPI(c)
+	bb.Status.Comparison = apibridge.ComparisonToAPI(c)
 	switch {
 	case failure != "" && len(comparePathMissing(s)) > 0:
 		b := comparePathMissing(s)
@@ -215,7 +217,7 @@ func (r *BurstBufferReconciler) compareTarget(ctx context.Context, s *scope) (co
 	return compareTarget{with: with, maxNodes: len(s.nodes), volume: corev1.Volume{Name: "compare", VolumeSource: corev1.VolumeSource{
 		// An existing directory: a missing path fails the pod (by its deadline), never
 		// creates a directory on the node's root disk.
-		HostPath: &corev1.HostPathVolumeSource{Path: p, Type: ptr(corev1.HostPathDirectory)}}}}, "", "", nil
+		HostPath: &corev1.HostPathVolumeSource{Path: p, Type: ptr.To(corev1.HostPathDirectory)}}}}, "", "", nil
 }
 
 // comparePoint is where to compare: the sweep's best write point when it used at most
@@ -357,56 +359,4 @@ func (r *BurstBufferReconciler) comparePod(s *scope, t compareTarget, side, i in
 		return nodetask.ComparePod(s.bb, r.AgentImage, side, i, node, procs, seconds, nil, false)
 	}
 	return nodetask.ComparePod(s.bb, r.AgentImage, side, i, node, procs, seconds, &t.volume, t.scheduled)
-}
-
-// reconcileComparisonVerdict is a phase of Reconcile: with validation.compareWith it sets the
-// Compared condition on the first visit (Unknown until the comparison runs, after stage 3),
-// and gives it its final word when validation ended before the comparison did (the time
-// budget ran out). Never holds up the phases after it.
-func (r *BurstBufferReconciler) reconcileComparisonVerdict(_ context.Context, s *scope) (ctrl.Result, bool, error) {
-	bb := s.bb
-	if bb.Spec.Validation.CompareWith == nil {
-		return ctrl.Result{}, true, nil
-	}
-	if meta.FindStatusCondition(bb.Status.Conditions, v1alpha1.ConditionCompared) == nil {
-		setCompareCondition(bb, metav1.ConditionUnknown, v1alpha1.ReasonPending,
-			"validation.compareWith: the ideal workload runs on the other storage after stage 3")
-	}
-	if comparisonSettled(bb) || !validationEnded(bb) {
-		return ctrl.Result{}, true, nil
-	}
-	msg := fmt.Sprintf("validation ended (%s) before the comparison ran: nothing was compared", validationEndedBy(bb))
-	if conditionReason(bb, v1alpha1.ConditionValidated) == v1alpha1.ReasonCutShort {
-		msg += "; a larger validation.timeBudget leaves time for it"
-	}
-	setCompareCondition(bb, metav1.ConditionFalse, v1alpha1.ReasonComparisonFailed, msg)
-	return ctrl.Result{}, true, nil
-}
-
-// comparePathMissing are this visit's comparison pods that cannot start because the
-// node-local path to compare with does not exist on their node.
-func comparePathMissing(s *scope) []*nodetask.Blocked {
-	cw := s.bb.Spec.Validation.CompareWith
-	if cw == nil || cw.NodeLocal == nil {
-		return nil
-	}
-	var out []*nodetask.Blocked
-	for _, b := range s.blocked {
-		if b.Cause == nodetask.HostPathMissing && b.Path == cw.NodeLocal.Path {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
-// blockedNodes are the nodes of blocked pods, sorted, once each.
-func blockedNodes(bs []*nodetask.Blocked) []string {
-	var out []string
-	for _, b := range bs {
-		if b.Node != "" && !slices.Contains(out, b.Node) {
-			out = append(out, b.Node)
-		}
-	}
-	slices.Sort(out)
-	return out
 }

@@ -140,8 +140,6 @@ func indent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // gone says whether an object no longer exists.
 func gone(ctx context.Context, obj client.Object) func() bool {
 	return func() bool {

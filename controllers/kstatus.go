@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/conditions"
 )
 
 // The kstatus conventions (sigs.k8s.io/cli-utils/pkg/kstatus), which kubectl wait, Argo CD,
@@ -25,8 +26,8 @@ import (
 // status with the generation this visit saw.
 func setKstatusConditions(bb *v1alpha1.BurstBuffer) {
 	reconciling, stalled := kstatusConditions(bb)
-	setCondition(bb, v1alpha1.ConditionReconciling, reconciling.Status, reconciling.Reason, reconciling.Message)
-	setCondition(bb, v1alpha1.ConditionStalled, stalled.Status, stalled.Reason, stalled.Message)
+	conditions.Set(bb, v1alpha1.ConditionReconciling, reconciling.Status, reconciling.Reason, reconciling.Message)
+	conditions.Set(bb, v1alpha1.ConditionStalled, stalled.Status, stalled.Reason, stalled.Message)
 	// Every visit re-derives the phase and Ready from all conditions against the current
 	// spec, and the status patch claims this generation (status.observedGeneration); the
 	// conditions say the same, each. A spec change the operator does not act on (the

@@ -8,7 +8,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/hardware"
+	"github.com/beeburst/beeburst/internal/apibridge"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/limits"
 )
 
@@ -27,7 +28,7 @@ func (r *BurstBufferReconciler) reconcileEstimate(_ context.Context, s *scope) (
 func estimate(s *scope) {
 	bb := s.bb
 	setNodeLinks(s)
-	in, err := hardware.LimitInput(bb, s.nodeObjs, nil)
+	in, err := apibridge.LimitInput(bb, s.nodeObjs, nil)
 	var lim limits.Limits
 	linksMissing := false
 	if err == nil {
@@ -41,7 +42,7 @@ func estimate(s *scope) {
 		// stays unknown.
 		msg := "the limit is unknown until stage 2 measures the links: no node's link rate is in spec.hardware, in the label " +
 			v1alpha1.LabelLinkRateBitsPerSecond + " or discovered from its interface"
-		setCondition(bb, v1alpha1.ConditionLimitsEstimated, metav1.ConditionTrue, v1alpha1.ReasonHardwareUnknown, msg)
+		conditions.Set(bb, v1alpha1.ConditionLimitsEstimated, metav1.ConditionTrue, v1alpha1.ReasonHardwareUnknown, msg)
 		if bb.Status.Limits == nil {
 			bb.Status.Limits = &v1alpha1.LimitsStatus{} // `kubectl get bb` says "unknown"
 		}
@@ -53,17 +54,17 @@ func estimate(s *scope) {
 	if err != nil {
 		// The file system still works; only its limits cannot be computed. Ready stays False
 		// with this reason until the spec is fixed.
-		setCondition(bb, v1alpha1.ConditionLimitsEstimated, metav1.ConditionFalse, v1alpha1.ReasonInvalidHardware,
+		conditions.Set(bb, v1alpha1.ConditionLimitsEstimated, metav1.ConditionFalse, v1alpha1.ReasonInvalidHardware,
 			fmt.Sprintf("stage-1 limits cannot be computed: %v", err))
 		return
 	}
-	est := hardware.EstimatedToAPI(lim, in.Documented)
+	est := apibridge.EstimatedToAPI(lim, in.Documented)
 	est.Sources = in.Sources
 	if bb.Status.Limits == nil {
 		bb.Status.Limits = &v1alpha1.LimitsStatus{}
 	}
 	bb.Status.Limits.Estimated = est
-	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, stage1Warnings, hardware.WarningsToAPI(lim.Warnings))
+	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, stage1Warnings, apibridge.WarningsToAPI(lim.Warnings))
 
 	msg := fmt.Sprintf("write limit %s (%s), read limit %s (%s)",
 		rate(est.Write.LimitBytesPerSecond), est.Write.Bottleneck, rate(est.Read.LimitBytesPerSecond), est.Read.Bottleneck)
@@ -72,7 +73,7 @@ func estimate(s *scope) {
 		reason = v1alpha1.ReasonHardwareUnknown
 		msg += "; a limit is unknown because a figure is neither in spec.hardware nor in the nodes' hardware.beeburst.io/* labels nor discovered (stage 2 measures it)"
 	}
-	setCondition(bb, v1alpha1.ConditionLimitsEstimated, metav1.ConditionTrue, reason, msg)
+	conditions.Set(bb, v1alpha1.ConditionLimitsEstimated, metav1.ConditionTrue, reason, msg)
 }
 
 // setNodeLinks records each node's documented link and its source (spec, label, discovered,
@@ -88,7 +89,7 @@ func setNodeLinks(s *scope) {
 		if ns.Hardware == nil {
 			ns.Hardware = &v1alpha1.NodeHardware{}
 		}
-		link, src := hardware.NodeLink(bb.Spec.Hardware, lbls, ns.Hardware)
+		link, src := apibridge.NodeLink(bb.Spec.Hardware, lbls, ns.Hardware)
 		ns.Hardware.LinkBitsPerSecond, ns.Hardware.LinkSource = nil, src
 		if link != nil {
 			q := link.RateBitsPerSecond.DeepCopy()

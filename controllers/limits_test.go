@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
@@ -54,7 +55,7 @@ var _ = Describe("Stage 1: limits from the documented hardware", func() {
 		makeNode(ctx, ns+"-a", documented("10G", "2G", "3G"))
 		makeNode(ctx, ns+"-b", documented("10G", "1G", "3G"))
 		bb := localBB(ns, "mixed", 2)
-		bb.Spec.Hardware = &v1alpha1.HardwareSpec{Devices: &v1alpha1.DevicesHardware{PerNode: 1, ReadBytesPerSecond: ptr(resource.MustParse("5G"))}}
+		bb.Spec.Hardware = &v1alpha1.HardwareSpec{Devices: &v1alpha1.DevicesHardware{PerNode: 1, ReadBytesPerSecond: ptr.To(resource.MustParse("5G"))}}
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		Eventually(condition(ctx, bb, v1alpha1.ConditionLimitsEstimated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonEstimated))
 		est := get(ctx, bb).Status.Limits.Estimated
@@ -82,8 +83,8 @@ var _ = Describe("Stage 1: limits from the documented hardware", func() {
 		bb := localBB(ns, "coloc", 2)
 		bb.Spec.Engine = v1alpha1.EngineBeeGFS
 		link := &v1alpha1.LinkHardware{RateBitsPerSecond: resource.MustParse("100G"), Encoding: v1alpha1.Encoding64b66b}
-		bb.Spec.Hardware = &v1alpha1.HardwareSpec{Clients: &v1alpha1.ClientsHardware{Link: link}, Colocated: ptr(true),
-			Devices: &v1alpha1.DevicesHardware{PerNode: 1, WriteBytesPerSecond: ptr(resource.MustParse("3G")), ReadBytesPerSecond: ptr(resource.MustParse("6G"))}}
+		bb.Spec.Hardware = &v1alpha1.HardwareSpec{Clients: &v1alpha1.ClientsHardware{Link: link}, Colocated: ptr.To(true),
+			Devices: &v1alpha1.DevicesHardware{PerNode: 1, WriteBytesPerSecond: ptr.To(resource.MustParse("3G")), ReadBytesPerSecond: ptr.To(resource.MustParse("6G"))}}
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		Eventually(condition(ctx, bb, v1alpha1.ConditionLimitsEstimated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonEstimated))
 		est := get(ctx, bb).Status.Limits.Estimated

@@ -8,8 +8,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/engine/beegfs"
 	"github.com/beeburst/beeburst/internal/nodecache"
 )
 
@@ -47,10 +47,10 @@ func (r *BurstBufferReconciler) keepMetadataRate(ctx context.Context, s *scope, 
 		return nil
 	}
 	for _, node := range meta {
-		if cur, ok := r.cachedFigures(ctx, node); ok && sameMetadataFigure(cur.Metadata, &fig) {
+		if cur, ok := r.nodeCache().Get(ctx, node); ok && sameMetadataFigure(cur.Metadata, &fig) {
 			continue // kept on an earlier visit
 		}
-		if err := r.saveFigures(ctx, node, func(f *nodecache.Figures) { f.Metadata = &fig }); err != nil {
+		if err := r.nodeCache().Update(ctx, node, func(f *nodecache.Figures) { f.Metadata = &fig }); err != nil {
 			return err
 		}
 	}

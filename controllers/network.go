@@ -6,10 +6,14 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -175,4 +179,48 @@ func networkWarnings(s *scope, comp *v1alpha1.ComponentLimits, pairs []netPair) 
 		}
 	}
 	return out
+}
+
+// reconcileNetwork is stage 2's links, once every device probe ended. They are measured every
+// time: a pair's figure depends on both ends, so it is not kept per node for reuse.
+func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	bb := s.bb
+	if componentsMeasured(bb) {
+		return ctrl.Result{}, true, nil
+	}
+	pairs, done, failures, err := r.probeLinks(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if len(failures) > 0 {
+		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+			strings.Join(failures, "; "))
+		return ctrl.Result{}, false, nil
+	}
+	if !done {
+		reason, what := v1alpha1.ReasonProbing, "probing"
+		if networkProbeRound(bb) > 1 {
+			reason, what = v1alpha1.ReasonRemeasuring, "the sweep read above the links' measured limit, so they are measured again (a disturbed probe reads low)"
+		}
+		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
+			fmt.Sprintf("%s: devices of %d node(s) measured, links of %d of %d pair(s)", what, len(s.nodes), len(pairs), len(s.nodes)))
+		return ctrl.Result{}, false, nil
+	}
+	s.stage2.pairs = pairs
+	return ctrl.Result{}, true, nil
+}
+
+// linkDiscoveryAddress is the node's InternalIP when its link speed must be discovered:
+// neither spec.hardware nor the node's labels document it. Empty otherwise, and for a node
+// without an InternalIP.
+func linkDiscoveryAddress(bb *v1alpha1.BurstBuffer, node *corev1.Node) string {
+	if node == nil || !apibridge.NeedsLinkDiscovery(bb.Spec.Hardware, node.Labels) {
+		return ""
+	}
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP && a.Address != "" {
+			return a.Address
+		}
+	}
+	return ""
 }

@@ -19,8 +19,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/claim"
+	"github.com/beeburst/beeburst/internal/conditions"
+	"github.com/beeburst/beeburst/internal/engine/beegfs"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/placement"
 	"github.com/beeburst/beeburst/internal/workload"
@@ -53,7 +54,7 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 	if bb.Spec.Nodes.Selector != nil {
 		var err error
 		if sel, err = metav1.LabelSelectorAsSelector(bb.Spec.Nodes.Selector); err != nil {
-			setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonNodesNotFound,
+			conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonNodesNotFound,
 				fmt.Sprintf("spec.nodes.selector is invalid: %v", err))
 			return ctrl.Result{}, false, nil
 		}
@@ -64,7 +65,7 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 		// workload selector always requires: listing from it sees every workload pod.
 		wsel, err := workload.Selector(bb)
 		if err != nil {
-			setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonNodesNotFound,
+			conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonNodesNotFound,
 				fmt.Sprintf("spec.nodes.fromWorkload: spec.workload.selector is invalid: %v", err))
 			return ctrl.Result{}, false, nil
 		}
@@ -84,7 +85,7 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 	}
 	if choice.Reason != "" {
 		// Watches on nodes and on workload pods bring the next visit.
-		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, choice.Reason, choice.Message)
+		conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, choice.Reason, choice.Message)
 		return ctrl.Result{}, false, nil
 	}
 	s.nodeObjs = choice.Nodes
@@ -100,7 +101,7 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 		bb.Status.Capacity = total
 	}
 	bb.Status.NodeSelection = choice.Message
-	setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionUnknown, v1alpha1.ReasonNodesSelected, choice.Message)
+	conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionUnknown, v1alpha1.ReasonNodesSelected, choice.Message)
 	return ctrl.Result{}, true, nil
 }
 
@@ -149,12 +150,12 @@ func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (
 			// Why these nodes stays readable in the condition after the engine's own message.
 			msg += "; " + bb.Status.NodeSelection
 		}
-		setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionTrue, res.Reason, msg)
+		conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionTrue, res.Reason, msg)
 		return ctrl.Result{}, true, nil
 	}
 	// In progress or failed: the reason tells which (summarise derives Failed from failure
 	// reasons such as ClientModuleMissing); watches on the engine's pods bring the next visit.
-	setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, res.Reason, res.Message)
+	conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, res.Reason, res.Message)
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, false, nil
 }
 
@@ -167,7 +168,7 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 	if !controllerutil.ContainsFinalizer(bb, v1alpha1.Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	setCondition(bb, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDeleting, "the burst buffer is being torn down")
+	conditions.Set(bb, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonDeleting, "the burst buffer is being torn down")
 
 	// A clean pod racing a prepare pod or a probe on the same directory could leave data
 	// behind or fail the probe: stop every earlier task pod and wait until it is gone. A
@@ -193,7 +194,7 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 
 	if bb.Spec.Teardown.Hurry {
 		if len(bb.Spec.StageOut) > 0 && !conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue) {
-			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonSkippedByHurry,
+			conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonSkippedByHurry,
 				"spec.teardown.hurry is true: stage-out skipped, the data named in spec.stageOut is removed with the burst buffer")
 		}
 	} else if res, done, err := r.reconcileStageOut(ctx, s); err != nil || !done {
@@ -250,7 +251,7 @@ func (r *BurstBufferReconciler) teardownWaiting(ctx context.Context, s *scope, w
 	if c := meta.FindStatusCondition(s.bb.Status.Conditions, v1alpha1.ConditionProvisioned); c == nil || c.Reason != reason || c.Message != msg {
 		logf.FromContext(ctx).Info("waiting: teardown", "phase", s.bb.Status.Phase, "reason", reason, "message", msg)
 	}
-	setCondition(s.bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, reason, msg)
+	conditions.Set(s.bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, reason, msg)
 	return ctrl.Result{RequeueAfter: w.requeue}, nil
 }
 

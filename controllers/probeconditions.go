@@ -16,6 +16,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/measurelock"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -45,7 +46,7 @@ func (r *BurstBufferReconciler) probeConditions(ctx context.Context, s *scope, p
 		return c, nil
 	}
 	f.Conditions = c
-	return c, r.saveFigures(ctx, f.Node, func(cur *nodecache.Figures) {
+	return c, r.nodeCache().Update(ctx, f.Node, func(cur *nodecache.Figures) {
 		md := cur.Metadata // a metadata figure is another measurement's: it stays
 		*cur = f
 		cur.Metadata = md
@@ -81,7 +82,7 @@ func (r *BurstBufferReconciler) runConditions(ctx context.Context, s *scope, pod
 // other burst buffers' pods that ran there meanwhile.
 func podConditions(pod *corev1.Pod, node string, start time.Time, others []string) *nodecache.Conditions {
 	return &nodecache.Conditions{
-		StartTime: start, Exclusive: pod.Annotations[annLockHeld] == "true", Lock: lockName(node), OtherPods: others,
+		StartTime: start, Exclusive: pod.Annotations[annLockHeld] == "true", Lock: measurelock.Name(node), OtherPods: others,
 		Probe: "agent " + strings.Join(pod.Spec.Containers[0].Args, " "), Image: pod.Spec.Containers[0].Image,
 	}
 }
@@ -129,11 +130,11 @@ func (r *BurstBufferReconciler) otherPodsOn(ctx context.Context, bb *v1alpha1.Bu
 		}
 	}
 	var l coordinationv1.Lease
-	err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: lockName(node)}, &l)
+	err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: measurelock.Name(node)}, &l)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	if t, perr := time.Parse(time.RFC3339, l.Annotations[annLastTaskEnd]); err == nil && perr == nil && t.After(from) {
+	if t, perr := time.Parse(time.RFC3339, l.Annotations[measurelock.AnnotationLastTaskEnd]); err == nil && perr == nil && t.After(from) {
 		out = append(out, fmt.Sprintf("task pods of a burst buffer deleted meanwhile (they ran until %s)", t.Format(time.RFC3339)))
 	}
 	sort.Strings(out)

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -262,7 +263,7 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 			ObjectMeta: metav1.ObjectMeta{Name: "beeburst-measure-" + nodes[0], Namespace: operatorNamespace,
 				Labels:      map[string]string{"app.kubernetes.io/managed-by": "beeburst-operator", "app.kubernetes.io/component": "node-lock"},
 				Annotations: map[string]string{"beeburst.io/node": nodes[0], "beeburst.io/holder-uid": "0000-gone"}},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: &ghost, LeaseDurationSeconds: ptr(int32(120)),
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &ghost, LeaseDurationSeconds: ptr.To(int32(120)),
 				RenewTime: &metav1.MicroTime{Time: time.Now()}, AcquireTime: &metav1.MicroTime{Time: time.Now()}},
 		})).To(Succeed())
 		// A lease with a plausible holder that was deleted and created again: another UID.

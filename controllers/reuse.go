@@ -12,6 +12,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/sweepcache"
 )
 
@@ -73,8 +74,8 @@ func (r *BurstBufferReconciler) reconcileReuse(ctx context.Context, s *scope) (c
 	}
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, reasons, rec.Warnings)
 	msg := rec.Describe(now)
-	setCondition(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonReused, "stage 2 "+msg)
-	setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonReused, "stages 2-4 "+msg+validatedSummary(l.Sweep))
+	conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonReused, "stage 2 "+msg)
+	conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonReused, "stages 2-4 "+msg+validatedSummary(l.Sweep))
 	start := metav1.NewTime(now)
 	bb.Status.ValidationStartTime = &start
 	r.recordValidationEnd(bb)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/measurelock"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -100,15 +101,15 @@ func TestHeldLeasesReadsItsOwnNodesLocks(t *testing.T) {
 	objs := []client.Object{}
 	for i := 0; i < 100; i++ {
 		r := &BurstBufferReconciler{CacheNamespace: "ops"}
-		l := r.newLease(fmt.Sprintf("n%03d", i))
+		l := r.locks().NewLease(fmt.Sprintf("n%03d", i))
 		switch i {
 		case 1, 3:
-			take(&l, mine, metav1.Now().Time)
+			measurelock.Take(&l, mine, metav1.Now().Time)
 		case 2:
-			take(&l, other, metav1.Now().Time)
-			writeQueue(&l, []queueEntry{{BB: holderID(mine), UID: mine.UID}})
+			measurelock.Take(&l, other, metav1.Now().Time)
+			measurelock.WriteQueue(&l, []measurelock.Entry{measurelock.EntryOf(mine)})
 		case 50:
-			take(&l, other, metav1.Now().Time)
+			measurelock.Take(&l, other, metav1.Now().Time)
 		}
 		objs = append(objs, &l)
 	}
@@ -121,7 +122,7 @@ func TestHeldLeasesReadsItsOwnNodesLocks(t *testing.T) {
 	names := func(ls []coordinationv1.Lease) []string {
 		var out []string
 		for _, l := range ls {
-			out = append(out, l.Annotations[annNode])
+			out = append(out, l.Annotations[measurelock.AnnotationNode])
 		}
 		sort.Strings(out)
 		return out
@@ -168,7 +169,7 @@ func TestLookupsByNode(t *testing.T) {
 	if fmt.Sprint(pods) != "[jobs/b-probe-dev-0]" {
 		t.Errorf("foreign measuring pods on n002: %v", pods)
 	}
-	l := r.newLease("n002")
+	l := r.locks().NewLease("n002")
 	reqs := r.burstBuffersWaitingForLock(ctx, &l)
 	var woken []string
 	for _, q := range reqs {

@@ -13,7 +13,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/hardware"
+	"github.com/beeburst/beeburst/internal/apibridge"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -61,7 +62,7 @@ func (r *BurstBufferReconciler) secondLook(ctx context.Context, s *scope, st *sw
 		return ctrl.Result{}, false, err
 	}
 	if failure != "" {
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed, failure)
+		conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed, failure)
 		return ctrl.Result{}, false, nil
 	}
 	st.settle(second)
@@ -80,7 +81,7 @@ func (r *BurstBufferReconciler) secondLook(ctx context.Context, s *scope, st *sw
 			return ctrl.Result{}, true, nil
 		}
 		msg := fmt.Sprintf("the sweep's %s measured again before it is published: %s", strings.Join(pending, ", "), recheckMessages(bb))
-		setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)
+		conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)
 		return ctrl.Result{}, false, nil
 	}
 	// 1. The components, against the sweep judged so far.
@@ -108,7 +109,7 @@ func (r *BurstBufferReconciler) secondLook(ctx context.Context, s *scope, st *sw
 			if _, _, _, err := r.collectSecondRound(ctx, s, st, rc, seconds); err != nil {
 				return ctrl.Result{}, false, err
 			}
-			setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring,
+			conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring,
 				fmt.Sprintf("the sweep's %s measured again before it is published: %s", strings.Join(names, ", "), recheckMessages(bb)))
 			return ctrl.Result{}, false, nil
 		}
@@ -119,7 +120,7 @@ func (r *BurstBufferReconciler) secondLook(ctx context.Context, s *scope, st *sw
 // sweepLimit is the hardware and limits the sweep is judged against (analyseSweep's), and
 // whether stage 2 measured them.
 func sweepLimit(s *scope) (limits.Hardware, limits.Limits, bool, error) {
-	in, err := hardware.LimitInput(s.bb, s.nodeObjs, s.bb.Status.Limits.Components)
+	in, err := apibridge.LimitInput(s.bb, s.nodeObjs, s.bb.Status.Limits.Components)
 	if err != nil {
 		return limits.Hardware{}, limits.Limits{}, false, err
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,9 +16,9 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/claim"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/staging"
-	"github.com/beeburst/beeburst/internal/treecopy"
 	"github.com/beeburst/beeburst/internal/workload"
 )
 
@@ -60,7 +59,7 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 	}
 	if bb.Status.ReadyTime == nil || bb.Status.Mount == nil {
 		// The gate never lifted: no workload ran on this burst buffer, so it holds no results.
-		setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue, v1alpha1.ReasonNothingToStage,
+		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue, v1alpha1.ReasonNothingToStage,
 			"the burst buffer never became Ready, so no workload wrote to it: nothing to stage out")
 		return ctrl.Result{}, true, nil
 	}
@@ -69,14 +68,14 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 		return ctrl.Result{}, false, err
 	}
 	if len(running) > 0 {
-		setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonWaitingForWorkload,
+		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonWaitingForWorkload,
 			fmt.Sprintf("waiting for %d workload pod(s) to end before staging out: %s", len(running), strings.Join(running, ", ")))
 		return ctrl.Result{}, false, nil
 	}
 	for _, n := range s.nodes {
 		var node corev1.Node
 		if err := r.Get(ctx, client.ObjectKey{Name: n}, &node); apierrors.IsNotFound(err) {
-			setCondition(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonNodeGone,
+			conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonNodeGone,
 				fmt.Sprintf("node %s is gone: the data on it cannot be staged out. Nothing was removed from the other nodes; set spec.teardown.hurry: true to finish the teardown without it", n))
 			return ctrl.Result{}, false, nil
 		} else if err != nil {
@@ -124,7 +123,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		if d == staging.Out {
 			keep = " The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up."
 		}
-		setCondition(bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
+		conditions.Set(bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
 			fmt.Sprintf("%s copy pod(s) cannot start: %s. The copy starts by itself once that is fixed.%s", d.Name(), strings.Join(cannot, "; "), keep))
 		return stageFailed, ctrl.Result{}, nil
 	}
@@ -133,7 +132,7 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 		if d == staging.Out {
 			keep = " The data stays on the nodes until then, or until you set spec.teardown.hurry: true to give it up."
 		}
-		setCondition(bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonCopyUnschedulable,
+		conditions.Set(bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonCopyUnschedulable,
 			fmt.Sprintf("%s copy pod(s) cannot be scheduled: %s. Make the node(s) schedulable for them (uncordon, free resources, or let the claim be reached from them); the copy starts as soon as the scheduler places them.%s",
 				d.Name(), strings.Join(stuck, "; "), keep))
 		return stageFailed, ctrl.Result{RequeueAfter: recheck}, nil
@@ -168,7 +167,7 @@ func (r *BurstBufferReconciler) copySources(ctx context.Context, bb *v1alpha1.Bu
 			// Stage-in waits (the claim may be created right after the BurstBuffer); for stage-out
 			// this needs a human (summarise makes it StageOutFailed). Either way the claim's
 			// watch resumes the copy as soon as it exists.
-			setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonClaimNotFound,
+			conditions.Set(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonClaimNotFound,
 				fmt.Sprintf("PersistentVolumeClaim %s/%s does not exist: create it (or correct the claim name in spec.%s); the copy starts when it exists%s",
 					bb.Namespace, name, d.Field(), keptUntil))
 			return nil, ctrl.Result{}, false, nil
@@ -186,7 +185,7 @@ func (r *BurstBufferReconciler) copySources(ctx context.Context, bb *v1alpha1.Bu
 		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: name}, &sec)
 		if apierrors.IsNotFound(err) {
 			// As a missing claim; Secrets are not watched (not cached), so look again soon.
-			setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound,
+			conditions.Set(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound,
 				fmt.Sprintf("Secret %s/%s (s3.credentialsSecret) does not exist: create it with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or correct spec.%s); the copy starts when it exists%s",
 					bb.Namespace, name, d.Field(), keptUntil))
 			return nil, ctrl.Result{RequeueAfter: secretRecheck}, false, nil
@@ -251,7 +250,7 @@ func publishCopy(s *scope, d staging.Direction, st v1alpha1.StageStatus) stageOu
 	msg := staging.Message(d, st)
 	switch st.Phase {
 	case v1alpha1.StageSucceeded:
-		setCondition(bb, cond, metav1.ConditionTrue, v1alpha1.ReasonStaged, msg)
+		conditions.Set(bb, cond, metav1.ConditionTrue, v1alpha1.ReasonStaged, msg)
 		return stageDone
 	case v1alpha1.StageFailed:
 		var failed []string
@@ -264,110 +263,13 @@ func publishCopy(s *scope, d staging.Direction, st v1alpha1.StageStatus) stageOu
 		if d == staging.Out {
 			keep, giveUp = " The data stays on the nodes.", "; or set spec.teardown.hurry: true to give the data up"
 		}
-		setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
+		conditions.Set(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStageFailed,
 			fmt.Sprintf("%s.%s To retry, fix the cause and delete the failed pod(s) %s (or correct spec.%s)%s",
 				msg, keep, strings.Join(failed, ", "), d.Field(), giveUp))
 		return stageFailed
 	}
-	setCondition(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStaging, msg)
+	conditions.Set(bb, cond, metav1.ConditionFalse, v1alpha1.ReasonStaging, msg)
 	return stageWaiting
-}
-
-// unschedulable names the copy pods the scheduler has not placed for longer than the bound,
-// with their node and the scheduler's reason; recheck is when the next one reaches it.
-func (r *BurstBufferReconciler) unschedulable(pods []staging.NodePod) (stuck []string, recheck time.Duration) {
-	bound := r.UnschedulableTimeout
-	if bound <= 0 {
-		bound = time.Minute
-	}
-	for _, np := range pods {
-		if np.Pod == nil || !np.Pod.DeletionTimestamp.IsZero() {
-			continue
-		}
-		for _, c := range np.Pod.Status.Conditions {
-			if c.Type != corev1.PodScheduled || c.Status != corev1.ConditionFalse || c.Reason != corev1.PodReasonUnschedulable {
-				continue
-			}
-			since := c.LastTransitionTime.Time
-			if since.IsZero() {
-				since = np.Pod.CreationTimestamp.Time
-			}
-			if left := since.Add(bound).Sub(r.Now()); left > 0 {
-				recheck = minPositive(recheck, left+time.Second)
-				continue
-			}
-			stuck = append(stuck, fmt.Sprintf("%s for node %s, unschedulable for %s: %s", np.Pod.Name, np.Node,
-				r.Now().Sub(since).Round(time.Second), firstLine(c.Message)))
-		}
-	}
-	return stuck, recheck
-}
-
-// copiesBlocked reads the copy pods that have not started (podstart.go): never, those the
-// scheduler can never place on their node (with the bounded wait's stuck ones); cannot, those
-// that cannot start for another reason (an image, a host path), with what fixes it; rest, the
-// others.
-func (r *BurstBufferReconciler) copiesBlocked(ctx context.Context, s *scope, pods []staging.NodePod) (never, cannot []string, rest []staging.NodePod, err error) {
-	for _, np := range pods {
-		b, _, recheck, err := r.whyNotStarted(ctx, np.Pod)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		s.recheckPods(recheck)
-		switch {
-		case b == nil:
-			rest = append(rest, np)
-		case b.Cause == nodetask.Unschedulable:
-			never = append(never, fmt.Sprintf("%s for node %s, which it can never be scheduled on as it is: %s", np.Pod.Name, np.Node, b.Detail))
-		default:
-			cannot = append(cannot, r.blockedText(s.bb, np.Pod, b))
-		}
-	}
-	return never, cannot, rest, nil
-}
-
-// secretRecheck is how often a copy waiting for its credentials Secret looks again.
-const secretRecheck = 5 * time.Second
-
-// progressInterval is how often the status follows a running copy (the agent prints its
-// progress every 5 s).
-const progressInterval = 10 * time.Second
-
-// copyProgress reads a running copy's last progress line from its log. Best effort: without
-// a log (no kubelet in envtest, a log rotated away) the node's figures come with its report.
-func (r *BurstBufferReconciler) copyProgress(ctx context.Context, pod *corev1.Pod) *treecopy.Totals {
-	if r.PodLogTail == nil {
-		return nil
-	}
-	log, err := r.PodLogTail(ctx, pod.Namespace, pod.Name, 20)
-	if err != nil {
-		return nil
-	}
-	return staging.LastProgress(log)
-}
-
-// deleteStaleStagePods removes copy pods of an earlier version of the direction's spec (they
-// carry another key in their name), so that a corrected spec starts fresh copies.
-func (r *BurstBufferReconciler) deleteStaleStagePods(ctx context.Context, bb *v1alpha1.BurstBuffer, d staging.Direction) error {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabels{
-		v1alpha1.LabelBurstBuffer: bb.Name, nodetask.LabelManagedBy: nodetask.ManagedBy, nodetask.LabelComponent: string(d),
-	}); err != nil {
-		return err
-	}
-	current := map[string]bool{}
-	for i := range bb.Status.Nodes {
-		current[staging.PodName(bb, d, i)] = true
-	}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if !current[p.Name] && p.DeletionTimestamp.IsZero() {
-			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // runningWorkload names the workload's pods that started and have not ended: stage-out must

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/limits"
 )
 
@@ -33,15 +34,9 @@ func initConditions(bb *v1alpha1.BurstBuffer) {
 	}
 	for _, t := range types {
 		if meta.FindStatusCondition(bb.Status.Conditions, t) == nil {
-			setCondition(bb, t, metav1.ConditionUnknown, v1alpha1.ReasonPending, "not evaluated yet")
+			conditions.Set(bb, t, metav1.ConditionUnknown, v1alpha1.ReasonPending, "not evaluated yet")
 		}
 	}
-}
-
-func setCondition(bb *v1alpha1.BurstBuffer, typ string, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&bb.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: bb.Generation,
-	})
 }
 
 func conditionIs(bb *v1alpha1.BurstBuffer, typ string, status metav1.ConditionStatus) bool {
@@ -153,11 +148,11 @@ func setReady(bb *v1alpha1.BurstBuffer) {
 					reason, msg = p.Reason, fmt.Sprintf("%s: %s", v1alpha1.ConditionProvisioned, p.Message)
 				}
 			}
-			setCondition(bb, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
+			conditions.Set(bb, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
 			return
 		}
 	}
-	setCondition(bb, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReady, readyMessage(bb))
+	conditions.Set(bb, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReady, readyMessage(bb))
 }
 
 // readyStages are the conditions Ready waits for.

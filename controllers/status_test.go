@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/conditions"
 )
 
 // TestEveryTerminalReasonIsFailed: whichever stage condition carries a reason declared
@@ -35,8 +36,8 @@ func TestEveryTerminalReasonIsFailed(t *testing.T) {
 					}
 					initConditions(bb)
 					// The other stages in progress, as they would be.
-					setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonProvisioning, "")
-					setCondition(bb, typ, metav1.ConditionFalse, reason, "test")
+					conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, v1alpha1.ReasonProvisioning, "")
+					conditions.Set(bb, typ, metav1.ConditionFalse, reason, "test")
 					r.summarise(&scope{bb: bb})
 					if bb.Status.Phase != want.phase {
 						t.Errorf("%s on %s (%d nodes): phase %s, want %s", reason, typ, nodes, bb.Status.Phase, want.phase)
@@ -53,7 +54,7 @@ func TestEveryTerminalReasonIsFailed(t *testing.T) {
 		for _, reason := range v1alpha1.ReasonsOfKind(k) {
 			bb := &v1alpha1.BurstBuffer{Status: v1alpha1.BurstBufferStatus{Nodes: []v1alpha1.NodeStatus{{Name: "a"}}}}
 			initConditions(bb)
-			setCondition(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, reason, "test")
+			conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, reason, "test")
 			r.summarise(&scope{bb: bb})
 			if bb.Status.Phase == v1alpha1.PhaseFailed || bb.Status.Phase == v1alpha1.PhaseDegraded {
 				t.Errorf("%s: phase %s", reason, bb.Status.Phase)

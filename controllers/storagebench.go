@@ -5,10 +5,13 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/beegfs"
+	"github.com/beeburst/beeburst/internal/conditions"
+	"github.com/beeburst/beeburst/internal/engine/beegfs"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -112,4 +115,23 @@ func (r *BurstBufferReconciler) storageBenchSummary(run *storageBenchRun) (*v1al
 		Reason: v1alpha1.WarningComponentTestFailed, Component: "storagebench",
 		Message: fmt.Sprintf("BeeGFS StorageBench gave no figures; stage 2 has fio's device figures only: %s", run.outcome.Failure),
 	}}
+}
+
+// reconcileStorageBench is the engine's own component test of its targets, after the device
+// probes (beegfs only; other engines skip it).
+func (r *BurstBufferReconciler) reconcileStorageBench(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	if componentsMeasured(s.bb) {
+		return ctrl.Result{}, true, nil
+	}
+	sb, done, err := r.runStorageBench(ctx, s, s.stage2.figures)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	if !done {
+		conditions.Set(s.bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbing,
+			fmt.Sprintf("devices of %d node(s) and %d link pair(s) measured; BeeGFS StorageBench running on the storage targets", len(s.nodes), len(s.stage2.pairs)))
+		return ctrl.Result{}, false, nil
+	}
+	s.stage2.sb = sb
+	return ctrl.Result{}, true, nil
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -140,7 +141,7 @@ func startManager() {
 		GracefulShutdownTimeout: ptr(shutdownGrace),
 		Cache:                  controllers.CacheOptions(operatorNamespace),
 		// The suite restarts the manager in-process; metric names would clash otherwise.
-		Controller: config.Controller{SkipNameValidation: ptr(true)},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect((&controllers.BurstBufferReconciler{

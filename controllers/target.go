@@ -15,8 +15,9 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/agentapi"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/bench"
-	"github.com/beeburst/beeburst/internal/hardware"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/placement"
@@ -27,7 +28,7 @@ import (
 // This file wires spec.target into the reconciler: the node count chosen (or the
 // given count checked) with sizing.Plan when the nodes are chosen, and the verdict
 // (sizing.Assess) once stage 3 measured. The rules are internal/sizing's, their bridge to the
-// API internal/hardware's (sizing.go); docs/sizing.md describes both.
+// API internal/apibridge's (sizing.go); docs/sizing.md describes both.
 
 // defaultNodeCount is the node count of a spec with neither nodes.count nor a target (the
 // CRD's default before a target could leave the count out).
@@ -103,7 +104,7 @@ func (r *BurstBufferReconciler) sizeForTarget(ctx context.Context, bb *v1alpha1.
 			chosen = append(chosen, n)
 		}
 	}
-	need := max(hardware.MinNodes(&bb.Spec), 1)
+	need := max(apibridge.MinNodes(&bb.Spec), 1)
 	if len(chosen) < need || len(chosen) == 0 {
 		// Too few candidates for the layout: wait for nodes, as placement does for a count.
 		setTargetCondition(bb, metav1.ConditionUnknown, v1alpha1.ReasonTargetUnknown, d.Message)
@@ -207,11 +208,11 @@ func reuseWindow(bb *v1alpha1.BurstBuffer) time.Duration {
 // the node's labels; and for a metadata target the per-metadata-server rate cached on them.
 // count 0 chooses; more checks the first count candidates.
 func (r *BurstBufferReconciler) planTarget(ctx context.Context, bb *v1alpha1.BurstBuffer, cands []tieredNode, count int) (sizing.Decision, error) {
-	target := hardware.TargetFromSpec(bb.Spec.Target)
-	req, err := hardware.OfflineRequest(bb.Spec.Hardware, &bb.Spec, target, min(max(len(cands), 1), sizing.MaxBurstBufferNodes))
+	target := apibridge.TargetFromSpec(bb.Spec.Target)
+	req, err := apibridge.OfflineRequest(bb.Spec.Hardware, &bb.Spec, target, min(max(len(cands), 1), sizing.MaxBurstBufferNodes))
 	if err != nil {
 		// spec.hardware cannot be read: stage 1 says so (InvalidHardware); size without it.
-		if req, err = hardware.OfflineRequest(nil, &bb.Spec, target, min(max(len(cands), 1), sizing.MaxBurstBufferNodes)); err != nil {
+		if req, err = apibridge.OfflineRequest(nil, &bb.Spec, target, min(max(len(cands), 1), sizing.MaxBurstBufferNodes)); err != nil {
 			return sizing.Decision{}, err
 		}
 	}
@@ -219,21 +220,21 @@ func (r *BurstBufferReconciler) planTarget(ctx context.Context, bb *v1alpha1.Bur
 	req.Candidates = make([]sizing.Candidate, 0, len(cands))
 	var cached []nodecache.Figures
 	for _, c := range cands {
-		in := hardware.CandidateInput{Name: c.node.Name, Tier: c.tier, Workload: c.tier < 2, Spec: bb.Spec.Hardware,
+		in := apibridge.CandidateInput{Name: c.node.Name, Tier: c.tier, Workload: c.tier < 2, Spec: bb.Spec.Hardware,
 			Labels: c.node.Labels, StoragePath: bb.Spec.Storage.Path}
-		f, ok := r.cachedFigures(ctx, c.node.Name)
+		f, ok := r.nodeCache().Get(ctx, c.node.Name)
 		if ok && f.Conditions.Alone() {
 			in.Cached = &f
 		}
 		if ok {
 			cached = append(cached, f) // the metadata figure has conditions of its own
 		}
-		req.Candidates = append(req.Candidates, hardware.Candidate(in))
+		req.Candidates = append(req.Candidates, apibridge.Candidate(in))
 	}
 	if bb.Spec.Target.MetadataOperationsPerSecond != nil {
 		// Metadata servers from the freshest per-server rate a metadata benchmark left on
 		// these nodes (metadatarate.go), whichever nodes end up running them.
-		req.MetadataOpsPerServer = hardware.MetadataPerServer(cached, bb.Spec.Storage.Path, req.Now, req.FreshFor)
+		req.MetadataOpsPerServer = apibridge.MetadataPerServer(cached, bb.Spec.Storage.Path, req.Now, req.FreshFor)
 	}
 	d, err := sizing.Plan(req)
 	if err != nil {
@@ -245,8 +246,8 @@ func (r *BurstBufferReconciler) planTarget(ctx context.Context, bb *v1alpha1.Bur
 
 // publishDecision writes the decision into status.target and the TargetMet condition.
 func (r *BurstBufferReconciler) publishDecision(bb *v1alpha1.BurstBuffer, d sizing.Decision) {
-	bb.Status.Target = hardware.DecisionToAPI(d, r.Now())
-	st, reason, msg := hardware.TargetCondition(bb.Status.Target)
+	bb.Status.Target = apibridge.DecisionToAPI(d, r.Now())
+	st, reason, msg := apibridge.TargetCondition(bb.Status.Target)
 	setTargetCondition(bb, st, reason, msg)
 }
 
@@ -254,7 +255,7 @@ func setTargetCondition(bb *v1alpha1.BurstBuffer, st metav1.ConditionStatus, rea
 	if msg == "" {
 		msg = "spec.target"
 	}
-	setCondition(bb, v1alpha1.ConditionTargetMet, st, reason, msg)
+	conditions.Set(bb, v1alpha1.ConditionTargetMet, st, reason, msg)
 }
 
 // reconcileTarget judges spec.target after stage 3: sizing.Assess holds the sweep's best
@@ -306,7 +307,7 @@ func (r *BurstBufferReconciler) reconcileTarget(ctx context.Context, s *scope) (
 			fmt.Sprintf("the limit of the burst buffer's nodes cannot be computed (%v): the target cannot be judged", err))
 		return ctrl.Result{}, true, nil
 	}
-	ai := sizing.AssessInput{Target: hardware.TargetFromSpec(bb.Spec.Target), Hardware: in, Points: points, Tolerance: tolerance,
+	ai := sizing.AssessInput{Target: apibridge.TargetFromSpec(bb.Spec.Target), Hardware: in, Points: points, Tolerance: tolerance,
 		CutShort: l.Sweep.CutShort, MetadataServers: int(bb.Status.Target.MetadataServers), MetadataOps: measuredCreates(l.Workloads)}
 	if c := bb.Status.Capacity; c != nil && l.Components != nil {
 		ai.Capacity = float64(c.Value())
@@ -316,8 +317,8 @@ func (r *BurstBufferReconciler) reconcileTarget(ctx context.Context, s *scope) (
 		setTargetCondition(bb, metav1.ConditionUnknown, v1alpha1.ReasonTargetUnknown, fmt.Sprintf("the target cannot be judged: %v", err))
 		return ctrl.Result{}, true, nil
 	}
-	hardware.ApplyVerdict(bb.Status.Target, v)
-	st, reason, msg := hardware.TargetCondition(bb.Status.Target)
+	apibridge.ApplyVerdict(bb.Status.Target, v)
+	st, reason, msg := apibridge.TargetCondition(bb.Status.Target)
 	if v.State != sizing.StateMet && v.State != sizing.StateNotMet {
 		// The sweep tells nothing (no valid point): the prediction stands, and says so.
 		reason = conditionReason(bb, v1alpha1.ConditionTargetMet)
@@ -350,10 +351,10 @@ func targetStatusOf(reason string) metav1.ConditionStatus {
 
 // measuredHardware is the limit input of the burst buffer's nodes with their stage-2
 // measured figures - the model status.limits.components was computed from and the sweep was
-// analysed against (hardware.LimitInput) - and the tolerance a sweep point may exceed it by
+// analysed against (apibridge.LimitInput) - and the tolerance a sweep point may exceed it by
 // (a measured limit carries its measurement's noise). Without stage 2, stage 1's.
 func measuredHardware(s *scope) (limits.Hardware, float64, error) {
-	in, err := hardware.LimitInput(s.bb, s.nodeObjs, s.bb.Status.Limits.Components)
+	in, err := apibridge.LimitInput(s.bb, s.nodeObjs, s.bb.Status.Limits.Components)
 	if err != nil {
 		return limits.Hardware{}, 0, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/staging"
 )
 
@@ -158,11 +159,11 @@ func (r *BurstBufferReconciler) superviseCleanPod(ctx context.Context, bb *v1alp
 		return nil
 	case nodetask.Failed:
 		if bb.Spec.Teardown.Hurry {
-			r.abandon(ctx, bb, ns, fmt.Sprintf("removing it failed: %s", firstLine(msg)))
+			r.abandon(ctx, bb, ns, fmt.Sprintf("removing it failed: %s", shorten.FirstLine(msg, messageMax)))
 			return r.deleteCleanPod(ctx, bb, i)
 		}
 		w.stuck = append(w.stuck, fmt.Sprintf("removing %s on node %s failed: %s. beeburst retries; fix the cause on the node, or set spec.teardown.hurry: true to leave the data there",
-			nodetask.DataDir(bb), ns.Name, firstLine(msg)))
+			nodetask.DataDir(bb), ns.Name, shorten.FirstLine(msg, messageMax)))
 		return nil
 	}
 	if _, _, started := ranBetween(pod, r.Now()); started {
@@ -239,7 +240,7 @@ func (r *BurstBufferReconciler) storagePathMissing(ctx context.Context, bb *v1al
 	sort.Slice(events.Items, func(i, j int) bool { return eventTime(&events.Items[i]).Before(eventTime(&events.Items[j])) })
 	for _, e := range events.Items {
 		if e.Type == corev1.EventTypeWarning {
-			why = firstLine(e.Reason + ": " + e.Message)
+			why = shorten.FirstLine(e.Reason+": "+e.Message, messageMax)
 		}
 		// The kubelet's hostPath plugin: "hostPath type check failed: <path> is not a directory".
 		if e.Reason == "FailedMount" && strings.Contains(e.Message, "hostPath type check failed") &&

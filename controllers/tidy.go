@@ -18,7 +18,7 @@ import (
 // (kubectl logs, describe); older ones go.
 const keepFailedPods = 5
 
-// tidyMeasuringPods deletes the measuring pods (measuringComponents, nodelock.go) of a burst
+// tidyMeasuringPods deletes the measuring pods (measuringComponents, measuringpods.go) of a burst
 // buffer whose measurement is over (validationEnded: measured, cut short, or a measurement
 // failed): a succeeded pod's result is in the status, so it is clutter - a quick profile left
 // a dozen in the user's namespace. Failed ones stay, the newest keepFailedPods of them, since

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/conditions"
 )
 
 // TestValidationEnded: a failed measurement ends validation as a finished or cut one does,
@@ -13,7 +14,7 @@ import (
 // is fixed, stage 2 goes on.
 func TestValidationEnded(t *testing.T) {
 	cond := func(typ, reason string, st metav1.ConditionStatus) func(*v1alpha1.BurstBuffer) {
-		return func(bb *v1alpha1.BurstBuffer) { setCondition(bb, typ, st, reason, "") }
+		return func(bb *v1alpha1.BurstBuffer) { conditions.Set(bb, typ, st, reason, "") }
 	}
 	now := metav1.Now()
 	for _, tc := range []struct {

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -179,7 +180,7 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 		squat := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "scratch-env", Namespace: ns},
 			Data:       map[string]string{"BEEBURST_PATH": "/elsewhere"},
-			Immutable:  ptr(true),
+			Immutable:  ptr.To(true),
 		}
 		Expect(k8s.Create(ctx, squat)).To(Succeed())
 		bb := localBB(ns, "scratch", 2)

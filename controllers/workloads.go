@@ -12,6 +12,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -49,17 +50,17 @@ func (r *BurstBufferReconciler) reconcileWorkloads(ctx context.Context, s *scope
 			switch st {
 			case nodetask.Running:
 				bb.Status.Limits.Workloads = results
-				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
+				conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping,
 					fmt.Sprintf("stage 3 done; workload benchmark %s (%d of %d) running", w.name, k+1, len(workloadKinds)))
 				return ctrl.Result{}, false, nil
 			case nodetask.Failed:
-				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+				conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 					fmt.Sprintf("workload benchmark %s failed on node %s: %s", w.name, node, reportMessage(msg)))
 				return ctrl.Result{}, false, nil
 			}
 			rep, err := readReport(msg)
 			if err != nil || rep.Phase != bench.PhaseSucceeded {
-				setCondition(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+				conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
 					fmt.Sprintf("workload benchmark %s on node %s: unreadable or failed report", w.name, node))
 				return ctrl.Result{}, false, nil
 			}

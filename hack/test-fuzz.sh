@@ -10,7 +10,7 @@
 # - Fuzzing compiles every package linked into the test with coverage instrumentation; for a
 #   package that links Kubernetes that takes minutes on a fresh machine, so such targets are
 #   skipped (and say so) unless FUZZ_KUBERNETES=1. Parsers of outside input stay free of
-#   Kubernetes for this reason (internal/beegfs/storagebench).
+#   Kubernetes for this reason (internal/bench, the StorageBench parser among them).
 # - Go before 1.27 can end a time-bounded fuzz run with a bare "context deadline exceeded" and
 #   no failing input when a busy worker misses the deadline (golang/go#75804). Such a run is
 #   reported as a warning; a run that wrote a failing input, or failed otherwise, fails.

@@ -14,8 +14,8 @@ import (
 // BurstBufferList. With the default decoding, one object whose spec Go cannot decode - a
 // string where this version has a number, written through an older CRD, restored from a
 // backup, or put into etcd by anything but this API server - fails every list, the cache never
-// syncs, and no burst buffer in the cluster is reconciled until that object is gone (issue
-// 13). The API server's schema is not the only writer, so the operator must not depend on it.
+// syncs, and no burst buffer in the cluster is reconciled until that object is gone. The API
+// server's schema is not the only writer, so the operator must not depend on it.
 //
 // How: metadata must decode (the API server guarantees its shape, and without a name nothing
 // can be reported); spec and status are decoded separately, and a part that fails is left

@@ -18,8 +18,8 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/beeburst/beeburst/internal/beegfs"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/engine/beegfs"
 )
 
 func agent(t *testing.T, args ...string) (int, *bench.Report, string) {
@@ -464,7 +464,7 @@ func TestCheckModule(t *testing.T) {
 		}
 	}
 	if ModuleMissingPrefix != beegfs.ModuleMissingPrefix {
-		t.Error("the operator (internal/beegfs) recognises a missing module by this prefix: keep them equal")
+		t.Error("the operator (internal/engine/beegfs) recognises a missing module by this prefix: keep them equal")
 	}
 	if code, _, _ := agent(t, "-q", "check-module", "--name", "../etc"); code != 1 {
 		t.Errorf("a bad module name must fail, got exit %d", code)
@@ -477,7 +477,7 @@ func TestCheckModule(t *testing.T) {
 		t.Errorf("no DMI: exit %d, message %q", code, r.Message)
 	}
 	if MachineUUIDMissingPrefix != beegfs.MachineUUIDMissingPrefix {
-		t.Error("the operator (internal/beegfs) recognises a missing machine UUID by this prefix: keep them equal")
+		t.Error("the operator (internal/engine/beegfs) recognises a missing machine UUID by this prefix: keep them equal")
 	}
 	dmi := filepath.Join(sys, "class", "dmi", "id")
 	if err := os.MkdirAll(dmi, 0o755); err != nil {

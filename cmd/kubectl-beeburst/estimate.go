@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/beeburst/beeburst/internal/hardware"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/limits"
 )
 
@@ -224,7 +224,7 @@ func readInput(name string, stdin io.Reader) ([]byte, error) {
 
 // hardwareFromInput is stage 1 for a decoded file: the same path the controller takes.
 func hardwareFromInput(in input) (limits.Hardware, limits.Limits, error) {
-	h, err := hardware.FromSpec(in.hw, in.defaults)
+	h, err := apibridge.FromSpec(in.hw, in.defaults)
 	if err != nil {
 		return limits.Hardware{}, limits.Limits{}, err
 	}

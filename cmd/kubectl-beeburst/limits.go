@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/hardware"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/limits"
 )
 
@@ -150,7 +150,7 @@ func (o *limitsOptions) run(cmd *cobra.Command, name string) error {
 		}
 		return runtimeError{err}
 	}
-	rep := hardware.ReportFromStatus(&bb)
+	rep := apibridge.ReportFromStatus(&bb)
 
 	// The sweep's points: the grid of -o wide, the plot, and the plateau's figure, which the
 	// status does not carry.

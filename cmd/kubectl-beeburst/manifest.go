@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/hardware"
+	"github.com/beeburst/beeburst/internal/apibridge"
 )
 
 // input is what an estimate file holds.
@@ -22,7 +22,7 @@ type input struct {
 	// manifest is true for a BurstBuffer manifest, false for a bare hardware block.
 	manifest   bool
 	hw         *v1alpha1.HardwareSpec
-	defaults   hardware.Defaults
+	defaults   apibridge.Defaults
 	validation *v1alpha1.ValidationSpec
 	// spec is the manifest's whole spec (nil for a bare hardware block): estimate --target
 	// reads its target, layout and node count.
@@ -98,11 +98,11 @@ func decodeInput(data []byte) (input, error) {
 			return input{}, fmt.Errorf("BurstBuffer manifest: %w", err)
 		}
 		bb := v1alpha1.BurstBuffer(strict)
-		return input{name: bb.Name, manifest: true, hw: bb.Spec.Hardware, defaults: hardware.DefaultsFor(&bb),
+		return input{name: bb.Name, manifest: true, hw: bb.Spec.Hardware, defaults: apibridge.DefaultsFor(&bb),
 			validation: &bb.Spec.Validation, spec: &bb.Spec}, nil
 	}
 
-	in := input{defaults: hardware.Defaults{Engine: v1alpha1.EngineBeeGFS}}
+	in := input{defaults: apibridge.Defaults{Engine: v1alpha1.EngineBeeGFS}}
 	if _, ok := top["hardware"]; ok && len(top) == 1 {
 		var wrapped struct {
 			Hardware *v1alpha1.HardwareSpec `json:"hardware"`

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/hardware"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/sizing"
 )
@@ -43,7 +43,7 @@ func (s *sizingOptions) requested(cmd *cobra.Command, in input) bool {
 func (s *sizingOptions) targetFrom(cmd *cobra.Command, in input) (sizing.Target, error) {
 	t := sizing.Target{Margin: 0.1}
 	if in.spec != nil && in.spec.Target != nil {
-		t = hardware.TargetFromSpec(in.spec.Target)
+		t = apibridge.TargetFromSpec(in.spec.Target)
 		if in.spec.Target.MarginPercent == 0 && !cmd.Flags().Changed("margin-percent") {
 			t.Margin = 0.1 // a file is not defaulted by an API server: the CRD's default
 		}
@@ -107,7 +107,7 @@ func (o *estimateOptions) runSizing(cmd *cobra.Command, in input, stdin io.Reade
 	if err != nil {
 		return err
 	}
-	req, err := hardware.OfflineRequest(in.hw, in.spec, t, o.sizing.maxNodes)
+	req, err := apibridge.OfflineRequest(in.hw, in.spec, t, o.sizing.maxNodes)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.file, err)
 	}

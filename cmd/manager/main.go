@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -68,7 +69,7 @@ func main() {
 		LeaderElectionReleaseOnCancel: true,
 		// Reconciles in flight get this long to finish before the process exits; they are
 		// short (children are applied, never waited for), and the pod's grace period is 30 s.
-		GracefulShutdownTimeout: ptr(20 * time.Second),
+		GracefulShutdownTimeout: ptr.To(20 * time.Second),
 		Cache:                   controllers.CacheOptions(cacheNamespace),
 	})
 	if err != nil {
@@ -105,8 +106,6 @@ func main() {
 	}
 	log.Info("manager stopped cleanly", "leaderLeaseReleased", leaderElect)
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {

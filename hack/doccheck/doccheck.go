@@ -316,3 +316,84 @@ func isLowerWord(s string) bool {
 	}
 	return true
 }
+
+// placed is a name followed by the file said to hold it: "`reconcileNetwork` (`network.go`"
+// or "`reconcileComparisonVerdict` in `compareverdict.go`".
+var placed = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_.]*)`\\s+(?:\\(|in\\s+)`([A-Za-z0-9_./-]+\\.go)`")
+
+// Misplaced checks that every name a document places in a Go file ("`name` (`file.go`" or
+// "`name` in `file.go`") is declared there at top level: a function, a method, a type, a
+// constant or a variable. A file named by its base name may be any file of that name below
+// root.
+func Misplaced(root, doc string) ([]Problem, error) {
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		return nil, err
+	}
+	byBase := map[string][]string{}
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
+			byBase[d.Name()] = append(byBase[d.Name()], path)
+		}
+		return nil
+	})
+	text := string(b)
+	var out []Problem
+	for _, m := range placed.FindAllStringSubmatchIndex(text, -1) {
+		name, file := text[m[2]:m[3]], text[m[4]:m[5]]
+		if i := strings.LastIndex(name, "."); i >= 0 {
+			name = name[i+1:] // Type.Method, pkg.Func: the declared name
+		}
+		candidates := byBase[file]
+		if strings.Contains(file, "/") {
+			candidates = []string{filepath.Join(root, file)}
+		}
+		found := false
+		for _, c := range candidates {
+			if declares(c, name) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			line := 1 + strings.Count(text[:m[0]], "\n")
+			out = append(out, Problem{Line: line, Text: text[m[0]:m[1]], Why: name + " is not declared in " + file})
+		}
+	}
+	return out, nil
+}
+
+// declares says whether the Go file at path declares name at top level.
+func declares(path, name string) bool {
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return false
+	}
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			if d.Name.Name == name {
+				return true
+			}
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					if s.Name.Name == name {
+						return true
+					}
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						if n.Name == name {
+							return true
+						}
+					}
+				}
+			}
+		}
+	}
+	return false
+}

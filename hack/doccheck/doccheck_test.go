@@ -151,3 +151,38 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestArchitecturePlacesNamesInTheirFiles: a name docs/architecture.md places in a file
+// ("`reconcileNetwork` (`network.go`") is declared in that file, so moving a function out of
+// the file the page names fails `make test-unit`.
+func TestArchitecturePlacesNamesInTheirFiles(t *testing.T) {
+	problems, err := Misplaced(root, filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("docs/architecture.md:%d: %s: %s", p.Line, p.Text, p.Why)
+	}
+}
+
+// TestMisplacedFailsOnAMovedName: the check itself.
+func TestMisplacedFailsOnAMovedName(t *testing.T) {
+	doc := filepath.Join(t.TempDir(), "doc.md")
+	md := "`reconcileVolume` (`claim.go`) and `BurstBufferReconciler.Reconcile` in\n  `controllers/burstbuffer_controller.go`; " +
+		"`reconcileVolume` (`phases.go`), `reconcileNothing` in `claim.go`\n"
+	if err := os.WriteFile(doc, []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := Misplaced(root, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.Why)
+	}
+	want := "reconcileVolume is not declared in phases.go; reconcileNothing is not declared in claim.go"
+	if strings.Join(got, "; ") != want {
+		t.Errorf("problems %q, want %q", got, want)
+	}
+}

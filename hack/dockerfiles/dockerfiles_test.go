@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/beeburst/beeburst/internal/beegfs"
+	"github.com/beeburst/beeburst/internal/engine/beegfs"
 )
 
 func read(t *testing.T, path string) string {
@@ -130,7 +130,7 @@ func TestBeeGFSToolsImageHasWhatTheScriptsRun(t *testing.T) {
 		t.Fatal("build/beegfs-tools.Dockerfile does not check its commands (for c in ...; do command -v)")
 	}
 	checked := strings.Fields(m[1])
-	scripts, err := filepath.Glob("../../internal/beegfs/testdata/*.sh")
+	scripts, err := filepath.Glob("../../internal/engine/beegfs/testdata/*.sh")
 	if err != nil || len(scripts) < 4 {
 		t.Fatalf("the engine's golden scripts: %v %v", scripts, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
@@ -223,7 +224,7 @@ func TestSamples(t *testing.T) {
 					},
 					Workloads: []v1alpha1.WorkloadResult{
 						{Name: "metadata", Operation: "create", OpsPerSecond: i64(1200)},
-						{Name: "sharedFile", Operation: "write", BytesPerSecond: i64(250e6), SharePercent: ptr(int32(83))},
+						{Name: "sharedFile", Operation: "write", BytesPerSecond: i64(250e6), SharePercent: ptr.To(int32(83))},
 					},
 				}
 				bb.Status.Workload = &v1alpha1.WorkloadStatus{GatedPods: []string{"a", "b"}, RunningPods: 1}
@@ -375,8 +376,6 @@ func minus(a, b []string) []string {
 	}
 	return out
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func TestStageDurations(t *testing.T) {
 	tests := []struct {

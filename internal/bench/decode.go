@@ -126,3 +126,12 @@ func (r Report) Validate() error {
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }
+
+// ReportMessage is the message of an agent report, or msg itself when it is none (a pod that
+// failed before the agent wrote its report: the kubelet's reason, a log tail).
+func ReportMessage(msg string) string {
+	if r, err := DecodeReport([]byte(msg)); !Unreadable(err) && r.Message != "" {
+		return r.Message
+	}
+	return msg
+}

@@ -86,3 +86,12 @@ func FuzzDecodeReport(f *testing.F) {
 		}
 	})
 }
+
+func TestReportMessage(t *testing.T) {
+	if got := ReportMessage(`{"command":"check-module","phase":"failed","message":"kernel module missing: x"}`); got != "kernel module missing: x" {
+		t.Errorf("report: %q", got)
+	}
+	if got := ReportMessage("DeadlineExceeded: Pod was active too long"); got != "DeadlineExceeded: Pod was active too long" {
+		t.Errorf("raw text: %q", got)
+	}
+}

@@ -5,7 +5,7 @@
 //
 // It is pure Go on purpose (standard library only, no Kubernetes): the controller fills
 // status.limits with it, the kubectl plugin previews limits offline with it, and both must
-// agree to the byte. Conversions from the API types live in internal/hardware.
+// agree to the byte. Conversions from the API types live in internal/apibridge.
 //
 // Units: every bandwidth in this package is in bytes per second, decimal (1 GB = 1e9 B).
 // Link signalling rates are in bits per second and become data rates through their encoding

@@ -1,6 +1,7 @@
 // Package nodecache keeps a node's stage-2 (component) figures between burst buffers, so that
 // back-to-back jobs on the same node do not probe it again. Figures live in one ConfigMap per
-// node in the operator's namespace; this package builds and reads those ConfigMaps (pure).
+// node in the operator's namespace; this package builds and reads those ConfigMaps, and Store
+// reads and writes them through a client.
 package nodecache
 
 import (

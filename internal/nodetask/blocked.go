@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/beeburst/beeburst/internal/shorten"
 )
 
 // Cause is why a pod cannot start.
@@ -75,14 +77,14 @@ func Blocker(p *corev1.Pod, events []corev1.Event) (*Blocked, string) {
 			continue
 		}
 		if neverSchedulable(c.Message) {
-			return &Blocked{Cause: Unschedulable, Node: pinnedNode(p), Detail: oneLine(c.Message)}, ""
+			return &Blocked{Cause: Unschedulable, Node: pinnedNode(p), Detail: shorten.Middle(c.Message, 300)}, ""
 		}
-		waiting = "not scheduled yet: " + oneLine(c.Message)
+		waiting = "not scheduled yet: " + shorten.Middle(c.Message, 300)
 	}
 	// A pod the kubelet refused at admission is Failed with its reason at once; one that
 	// only ran out of time (its deadline) says nothing by that, its events do.
 	if p.Status.Phase == corev1.PodFailed && p.Status.Reason != "" && p.Status.Reason != "DeadlineExceeded" {
-		return &Blocked{Cause: Rejected, Node: node, Detail: oneLine(p.Status.Reason + ": " + p.Status.Message)}, ""
+		return &Blocked{Cause: Rejected, Node: node, Detail: shorten.Middle(p.Status.Reason+": "+p.Status.Message, 300)}, ""
 	}
 	sorted := append([]corev1.Event(nil), events...)
 	sort.SliceStable(sorted, func(i, j int) bool { return EventTime(&sorted[j]).Before(EventTime(&sorted[i])) }) // newest first
@@ -98,7 +100,7 @@ func Blocker(p *corev1.Pod, events []corev1.Event) (*Blocked, string) {
 		}
 		switch w.Reason {
 		case "InvalidImageName", "ErrImageNeverPull":
-			return &Blocked{Cause: ImageUnpullable, Node: node, Image: image, Detail: oneLine(w.Reason + ": " + w.Message)}, ""
+			return &Blocked{Cause: ImageUnpullable, Node: node, Image: image, Detail: shorten.Middle(w.Reason+": "+w.Message, 300)}, ""
 		case "ErrImagePull", "ImagePullBackOff":
 			// The back-off's message says only that it backs off; the pull's error is in the
 			// kubelet's last "Failed to pull image" event.
@@ -112,11 +114,11 @@ func Blocker(p *corev1.Pod, events []corev1.Event) (*Blocked, string) {
 				}
 			}
 			if unpullable(why) {
-				return &Blocked{Cause: ImageUnpullable, Node: node, Image: image, Detail: oneLine(w.Reason + ": " + why)}, ""
+				return &Blocked{Cause: ImageUnpullable, Node: node, Image: image, Detail: shorten.Middle(w.Reason+": "+why, 300)}, ""
 			}
-			waiting = "pulling image " + image + ": " + oneLine(w.Reason+": "+why) + " (the kubelet retries)"
+			waiting = "pulling image " + image + ": " + shorten.Middle(w.Reason+": "+why, 300) + " (the kubelet retries)"
 		case "CreateContainerConfigError", "CreateContainerError":
-			waiting = oneLine(w.Reason + ": " + w.Message)
+			waiting = shorten.Middle(w.Reason+": "+w.Message, 300)
 		}
 	}
 	for _, e := range sorted {
@@ -127,12 +129,12 @@ func Blocker(p *corev1.Pod, events []corev1.Event) (*Blocked, string) {
 			vol := m[1]
 			for _, v := range p.Spec.Volumes {
 				if v.Name == vol && v.HostPath != nil {
-					return &Blocked{Cause: HostPathMissing, Node: node, Volume: vol, Path: v.HostPath.Path, Detail: oneLine(m[2])}, ""
+					return &Blocked{Cause: HostPathMissing, Node: node, Volume: vol, Path: v.HostPath.Path, Detail: shorten.Middle(m[2], 300)}, ""
 				}
 			}
 		}
 		if waiting == "" {
-			waiting = oneLine("FailedMount: " + e.Message)
+			waiting = shorten.Middle("FailedMount: "+e.Message, 300)
 		}
 	}
 	return nil, waiting
@@ -248,14 +250,4 @@ func EventTime(e *corev1.Event) time.Time {
 		return e.EventTime.Time
 	}
 	return e.CreationTimestamp.Time
-}
-
-// oneLine is s on one line, at most about 300 bytes: the kubelet's and the registry's
-// messages say what failed first and why last, so a long one keeps both ends.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:100] + " ... " + s[len(s)-195:]
-	}
-	return s
 }

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
@@ -151,9 +152,9 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 	var deadline *int64
 	switch {
 	case s.DeadlineSeconds == 0:
-		deadline = ptr(int64(300))
+		deadline = ptr.To(int64(300))
 	case s.DeadlineSeconds > 0:
-		deadline = ptr(s.DeadlineSeconds)
+		deadline = ptr.To(s.DeadlineSeconds)
 	}
 	env := append([]corev1.EnvVar{{
 		Name:      "NODE_NAME",
@@ -171,7 +172,7 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 			RestartPolicy:                corev1.RestartPolicyNever,
 			ActiveDeadlineSeconds:        deadline,
 			HostNetwork:                  s.HostNetwork,
-			AutomountServiceAccountToken: ptr(false),
+			AutomountServiceAccountToken: ptr.To(false),
 			// Node tasks must run on nodes that are cordoned or tainted for other work too:
 			// a burst buffer's node is reserved for its job.
 			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
@@ -188,7 +189,7 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 				SecurityContext: &corev1.SecurityContext{
 					// Root without privileges: writing below a root-owned host directory
 					// needs uid 0, nothing else does.
-					AllowPrivilegeEscalation: ptr(false),
+					AllowPrivilegeEscalation: ptr.To(false),
 					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"DAC_OVERRIDE", "CHOWN", "FOWNER"}},
 				},
 			}},
@@ -202,11 +203,11 @@ func Pod(bb *v1alpha1.BurstBuffer, s Spec) *corev1.Pod {
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
 			Name: "burst-buffer",
 			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-				Path: bb.Status.Mount.HostPath, Type: ptr(corev1.HostPathDirectory),
+				Path: bb.Status.Mount.HostPath, Type: ptr.To(corev1.HostPathDirectory),
 			}},
 		})
 		pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{
-			Name: "burst-buffer", MountPath: FileSystemMount, MountPropagation: ptr(corev1.MountPropagationHostToContainer),
+			Name: "burst-buffer", MountPath: FileSystemMount, MountPropagation: ptr.To(corev1.MountPropagationHostToContainer),
 		})
 	}
 	pod.Spec.Volumes = append(pod.Spec.Volumes, s.Volumes...)
@@ -236,7 +237,7 @@ func storageVolumeOf(bb *v1alpha1.BurstBuffer) corev1.Volume {
 	return corev1.Volume{
 		Name: storageVolume,
 		VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: bb.Spec.Storage.Path, Type: ptr(corev1.HostPathDirectory),
+			Path: bb.Spec.Storage.Path, Type: ptr.To(corev1.HostPathDirectory),
 		}},
 	}
 }
@@ -314,5 +315,3 @@ func Hash(s string) string {
 	_, _ = h.Write([]byte(s))
 	return fmt.Sprintf("%08x", h.Sum32())
 }
-
-func ptr[T any](v T) *T { return &v }

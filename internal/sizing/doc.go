@@ -16,6 +16,6 @@
 //   - Compare puts the burst buffer beside other storage (validation.compareWith).
 //
 // Like internal/limits it imports nothing of Kubernetes: the operator and the kubectl plugin
-// feed it through internal/hardware and must agree to the byte. Units: bandwidths in bytes
+// feed it through internal/apibridge and must agree to the byte. Units: bandwidths in bytes
 // per second, capacities in bytes, decimal, float64 inside.
 package sizing

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/shorten"
 )
 
 // maxNamed bounds the nodes a message names one by one.
@@ -62,7 +63,7 @@ func (p *planner) fill(d *Decision, set []resolved) {
 		case !b.Predicted.Known():
 			why := "a figure is unknown"
 			if err != nil {
-				why = firstLine(err.Error())
+				why = shorten.FirstLine(err.Error(), 0)
 			} else if b.Bottleneck == limits.ComponentUnknown {
 				why = "no term of the limit is known"
 			}
@@ -91,13 +92,6 @@ func (p *planner) fill(d *Decision, set []resolved) {
 		}
 		d.Capacity = c
 	}
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // shortfall says why the chosen set falls short and what would meet the target: more nodes

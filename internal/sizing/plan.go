@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/beeburst/beeburst/internal/limits"
 )
 
@@ -670,20 +672,18 @@ func (p *planner) uses(set []resolved) []NodeUse {
 	for _, r := range set {
 		u := NodeUse{Name: r.name, Workload: r.workload}
 		if p.t.Write > 0 {
-			u.Write = ptr(r.write)
+			u.Write = ptr.To(r.write)
 		}
 		if p.t.Read > 0 {
-			u.Read = ptr(r.read)
+			u.Read = ptr.To(r.read)
 		}
 		if len(p.ops) > 0 && !p.req.Local && (len(set) > 1 || p.req.FixedClients != nil) {
-			u.Link = ptr(r.link)
+			u.Link = ptr.To(r.link)
 		}
 		if p.t.Capacity > 0 {
-			u.Capacity = ptr(r.capacity)
+			u.Capacity = ptr.To(r.capacity)
 		}
 		out = append(out, u)
 	}
 	return out
 }
-
-func ptr[T any](v T) *T { return &v }

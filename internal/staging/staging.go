@@ -33,6 +33,7 @@ import (
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/s3url"
+	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/treecopy"
 )
 
@@ -397,7 +398,7 @@ func report(msg string) (bench.Report, error) {
 	rep, err := bench.DecodeReport([]byte(msg))
 	switch {
 	case bench.Unreadable(err):
-		return rep, fmt.Errorf("no copy report: %s", firstLine(msg))
+		return rep, fmt.Errorf("no copy report: %s", shorten.FirstLine(msg, 200))
 	case err != nil:
 		return rep, err
 	}
@@ -414,7 +415,7 @@ func failure(msg string, rep bench.Report, err error) string {
 	case rep.Message != "":
 		return rep.Message
 	}
-	return firstLine(msg)
+	return shorten.FirstLine(msg, 200)
 }
 
 func finished(p *corev1.Pod) time.Time {
@@ -425,15 +426,4 @@ func finished(p *corev1.Pod) time.Time {
 		}
 	}
 	return t
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
 }

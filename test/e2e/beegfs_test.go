@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
-	"github.com/beeburst/beeburst/internal/beegfs"
+	"github.com/beeburst/beeburst/internal/engine/beegfs"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -101,7 +101,7 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		Expect(cur.Status.BeeGFS.AuthSecretName).To(Equal(beegfs.SecretName(bb)), "authentication and TLS are on")
 
 		// Every target online and good, as mgmtd sees it (the CLI over TLS with the auth file).
-		out := clientExec(bb, 0, beegfsCLI(cur)+" target list --state; true") // the CLI may exit 1 on its licence check alone (internal/beegfs cliFunc)
+		out := clientExec(bb, 0, beegfsCLI(cur)+" target list --state; true") // the CLI may exit 1 on its licence check alone (internal/engine/beegfs cliFunc)
 		fmt.Fprintf(GinkgoWriter, "%s\n", out)
 		Expect(regexp.MustCompile(`(?im)online.*good`).FindAllString(out, -1)).To(HaveLen(1+2), "1 metadata + 2 storage targets online and good:\n%s", out)
 

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -31,7 +32,7 @@ var _ = Describe("a Job through the burst buffer's claim in a Pod Security basel
 			Engine: v1alpha1.EngineLocal,
 			Nodes:  v1alpha1.NodesSpec{Count: 2},
 			// Measured, not reused from an earlier spec's: the Job's pods are seen waiting.
-			Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseSweep: ptr(false)},
+			Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseSweep: ptr.To(false)},
 		},
 	}
 	claimPod := func(name, script string) *corev1.PodSpec {
@@ -68,7 +69,7 @@ var _ = Describe("a Job through the burst buffer's claim in a Pod Security basel
 		job := &batchv1.Job{
 			ObjectMeta: metav1.ObjectMeta{Name: "writer", Namespace: ns},
 			Spec: batchv1.JobSpec{
-				Completions: ptr(int32(2)), Parallelism: ptr(int32(2)), BackoffLimit: ptr(int32(0)),
+				Completions: ptr.To(int32(2)), Parallelism: ptr.To(int32(2)), BackoffLimit: ptr.To(int32(0)),
 				Template: corev1.PodTemplateSpec{Spec: *claimPod("claimed",
 					// The testbed's agent image has a shell and a few tools (hack/cluster.sh): no
 					// hostname, no df. HOSTNAME is the pod's name.

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -209,7 +210,7 @@ func faultSuite() {
 		bb := &v1alpha1.BurstBuffer{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace},
 			Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 2},
-				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseSweep: ptr(false)}, // every phase is lived
+				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseSweep: ptr.To(false)}, // every phase is lived
 				StageIn:    []v1alpha1.StageSpec{{Path: "input", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "input", Path: "faults"}}},
 				StageOut:   []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "results", Path: "faults"}}},
 				Teardown:   v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownManual}},
@@ -226,7 +227,7 @@ func faultSuite() {
 while [ ! -e /bb/stop ]; do sleep 1; done`},
 					VolumeMounts: []corev1.VolumeMount{{Name: "bb", MountPath: "/bb"}}}},
 				Volumes: []corev1.Volume{{Name: "bb", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: "/mnt/nvme/beeburst/" + testNamespace + "." + name, Type: ptr(corev1.HostPathDirectory)}}}},
+					Path: "/mnt/nvme/beeburst/" + testNamespace + "." + name, Type: ptr.To(corev1.HostPathDirectory)}}}},
 			},
 		}
 		Expect(k8s.Create(ctx, job)).To(Succeed())
@@ -313,7 +314,7 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 		cases := []deletion{
 			{v1alpha1.PhaseProvisioning, "e2e-del-prov", mk("e2e-del-prov", func(*v1alpha1.BurstBuffer) {})},
 			{v1alpha1.PhaseMeasuring, "e2e-del-meas", mk("e2e-del-meas", func(bb *v1alpha1.BurstBuffer) {
-				bb.Spec.Validation.Profile, bb.Spec.Validation.ReuseSweep = v1alpha1.ProfileQuick, ptr(false)
+				bb.Spec.Validation.Profile, bb.Spec.Validation.ReuseSweep = v1alpha1.ProfileQuick, ptr.To(false)
 			})},
 			{v1alpha1.PhaseStagingIn, "e2e-del-in", mk("e2e-del-in", func(bb *v1alpha1.BurstBuffer) {
 				bb.Spec.StageIn = []v1alpha1.StageSpec{{Path: "in", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "no-such-claim"}}}
@@ -380,7 +381,7 @@ while [ ! -e /bb/stop ]; do sleep 1; done`},
 		quick := func(name string) *v1alpha1.BurstBuffer {
 			return &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace},
 				Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 2},
-					Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseSweep: ptr(false)}}}
+					Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseSweep: ptr.To(false)}}}
 		}
 		failing, next := quick("e2e-fiokill"), quick("e2e-afterkill")
 		// Five points of 6 s: time for the second burst buffer to queue before one is killed.
@@ -773,5 +774,3 @@ func expectNothingLeft(ctx context.Context, names ...string) {
 	}
 	fmt.Fprintf(GinkgoWriter, "left behind by %v: nothing (no BurstBuffer/finalizer, pod, ConfigMap, node directory, lock or queue entry)\n", names)
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -57,7 +58,7 @@ var _ = Describe("spec.target on the testbed's hardware", Ordered, Label("target
 					{Key: "node-role.kubernetes.io/worker", Operator: metav1.LabelSelectorOpExists}}}},
 				Target: &v1alpha1.TargetSpec{WriteBytesPerSecond: q, MarginPercent: 10},
 				// The target is judged on a sweep measured for it, not reused from another spec's.
-				Validation: v1alpha1.ValidationSpec{Profile: profile, ReuseSweep: ptr(false)},
+				Validation: v1alpha1.ValidationSpec{Profile: profile, ReuseSweep: ptr.To(false)},
 			},
 		}
 	}

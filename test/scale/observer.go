@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -257,7 +258,7 @@ func (o *observer) collect(ctx context.Context, obj any) {
 		}
 	}
 	go func() {
-		opts := metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)}
+		opts := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
 		if pods, err := o.cs.CoreV1().Pods(ns).List(ctx, sel); err == nil {
 			for i := range pods.Items {
 				if owned(&pods.Items[i]) {
@@ -288,5 +289,3 @@ func (o *observer) collect(ctx context.Context, obj any) {
 		}
 	}()
 }
-
-func ptr[T any](v T) *T { return &v }

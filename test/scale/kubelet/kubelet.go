@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/agentapi"
@@ -155,7 +156,7 @@ func (k *Kubelet) confirmDeletion(ctx context.Context, pod *corev1.Pod) {
 		return
 	}
 	err := k.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
-		GracePeriodSeconds: ptr(int64(0)), Preconditions: &metav1.Preconditions{UID: &pod.UID},
+		GracePeriodSeconds: ptr.To(int64(0)), Preconditions: &metav1.Preconditions{UID: &pod.UID},
 	})
 	k.Deletes.Add(1)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
@@ -524,5 +525,3 @@ func (k *Kubelet) sleepErr(ctx context.Context, d time.Duration) error {
 	}
 	return nil
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,180 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
+	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/conditions"
+	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// reconcileDeviceProbes is stage 2's first step: each node's device measured on its own (fio,
+// direct I/O) beside its documented figure, results reused from recent probes of the same
+// node and path. One measurement per node at a time, within a burst buffer too: the network
+// probe's iperf3 and the device probe's fio on the same node share its CPUs, and on a busy or
+// emulated node (the testbed's QEMU guests) each measured a fraction of its component. So the
+// links are measured after every device probe ended.
+func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	bb := s.bb
+	if componentsMeasured(bb) {
+		return ctrl.Result{}, true, nil
+	}
+	s.stage2 = stage2{figures: map[string]nodecache.Figures{}, reused: map[string]bool{}}
+	if deviceProbeRound(bb) == 1 {
+		if err := r.startChain(ctx, s); err != nil {
+			return ctrl.Result{}, false, err
+		}
+	}
+	var pending, failures []string
+	for i, node := range s.nodes {
+		st, failure, err := r.deviceFigures(ctx, s, i, node)
+		switch {
+		case err != nil:
+			return ctrl.Result{}, false, err
+		case failure != "":
+			failures = append(failures, "device probe on "+failure)
+		case st == nodetask.Running:
+			pending = append(pending, node)
+		}
+	}
+	if recordDiscovered(bb, s.stage2.figures) {
+		// Stage 1 is recomputed as soon as discovery brings a figure nothing documented.
+		estimate(s)
+	}
+	if len(failures) > 0 {
+		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed,
+			strings.Join(failures, "; "))
+		return ctrl.Result{}, false, nil
+	}
+	if len(pending) > 0 {
+		reason, msg := v1alpha1.ReasonProbing, "probing"
+		if deviceProbeRound(bb) > 1 {
+			reason, msg = v1alpha1.ReasonRemeasuring, "the first round of the devices read low against the sweep or their documented figures, so they are measured again (a disturbed probe reads low, caching reads high)"
+		}
+		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
+			fmt.Sprintf("%s: devices of %d of %d node(s) measured; the links next", msg, len(s.nodes)-len(pending), len(s.nodes)))
+		return ctrl.Result{}, false, nil
+	}
+	return ctrl.Result{}, true, nil
+}
+
+// deviceProbeRound is the round of stage 2's device probes: 1, or 2 once the sweep read above
+// their limit, or they read far below their documented figures (componentSecondLook).
+func deviceProbeRound(bb *v1alpha1.BurstBuffer) int {
+	if l := bb.Status.Limits; l != nil && l.Components != nil && l.Components.DeviceProbeRound > 1 {
+		return int(l.Components.DeviceProbeRound)
+	}
+	return 1
+}
+
+// deviceFigures puts node i's device figures into s.stage2: fresh ones from the per-node
+// cache, else its probe's once it ended. failure says why a probe gave none. A second round
+// never reuses: the cache may hold the very figure in doubt.
+func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i int, node string) (nodetask.State, string, error) {
+	bb, run := s.bb, &s.stage2
+	linkAddress := linkDiscoveryAddress(bb, s.nodeObj(node))
+	round := deviceProbeRound(bb)
+	if f, ok := r.reusableFigures(ctx, s, node); ok && round == 1 {
+		// Figures this burst buffer measured itself on an earlier visit are its own, not
+		// reused.
+		run.figures[node], run.reused[node] = f, f.MeasuredBy != bb.Namespace+"/"+bb.Name
+		return nodetask.Succeeded, "", nil
+	}
+	st, msg, pod, err := r.runMeasuring(ctx, s, nodetask.DeviceProbePod(bb, r.AgentImage, i, node, linkAddress, round))
+	if err != nil || st != nodetask.Succeeded {
+		if st == nodetask.Failed {
+			return st, fmt.Sprintf("node %s: %s", node, reportMessage(msg)), err
+		}
+		return st, "", err
+	}
+	f, err := probeFigures(msg)
+	if err != nil {
+		return st, fmt.Sprintf("node %s: %v", node, err), nil
+	}
+	f.Node, f.StoragePath, f.MeasuredBy = node, bb.Spec.Storage.Path, bb.Namespace+"/"+bb.Name
+	if f.Conditions, err = r.probeConditions(ctx, s, pod, f); err != nil {
+		return st, "", err
+	}
+	run.figures[node] = f
+	return st, "", nil
+}
+
+// reusableFigures are node's device figures from the per-node cache when they are fresh (no
+// older than validation.reuseComponentResultsFor, for the same storage path). A result whose
+// probe did not read the link this burst buffer needs is not reused: the probe runs again.
+func (r *BurstBufferReconciler) reusableFigures(ctx context.Context, s *scope, node string) (nodecache.Figures, bool) {
+	bb := s.bb
+	linkAddress := linkDiscoveryAddress(bb, s.nodeObj(node))
+	f, ok := r.nodeCache().Get(ctx, node)
+	if !ok || !f.Fresh(bb.Spec.Storage.Path, reuseMaxAge(bb), r.Now()) ||
+		linkAddress != "" && (f.Hardware == nil || f.Hardware.LinkAddress != linkAddress) {
+		return nodecache.Figures{}, false
+	}
+	return f, true
+}
+
+// reuseMaxAge is validation.reuseComponentResultsFor: how old reused device figures may be.
+func reuseMaxAge(bb *v1alpha1.BurstBuffer) time.Duration {
+	if reuse := bb.Spec.Validation.ReuseComponentResultsFor; reuse != "" {
+		if d, err := reuse.Parse(); err == nil {
+			return d
+		}
+	}
+	return time.Hour
+}
+
+// recordDiscovered writes what the device probes discovered into status.nodes[].hardware and
+// says whether anything changed.
+func recordDiscovered(bb *v1alpha1.BurstBuffer, figures map[string]nodecache.Figures) bool {
+	changed := false
+	for i := range bb.Status.Nodes {
+		ns := &bb.Status.Nodes[i]
+		f, ok := figures[ns.Name]
+		if !ok {
+			continue
+		}
+		nh := &v1alpha1.NodeHardware{}
+		if ns.Hardware != nil {
+			nh = ns.Hardware.DeepCopy()
+		}
+		apibridge.ApplyDiscovered(nh, f.Hardware)
+		if !equality.Semantic.DeepEqual(nh, ns.Hardware) {
+			ns.Hardware, changed = nh, true
+		}
+	}
+	return changed
+}
+
+// probeFigures reads a device probe's report from its termination message.
+func probeFigures(msg string) (nodecache.Figures, error) {
+	rep, err := readReport(msg)
+	if err != nil {
+		return nodecache.Figures{}, fmt.Errorf("unreadable probe report: %v", err)
+	}
+	if rep.Phase != bench.PhaseSucceeded {
+		return nodecache.Figures{}, fmt.Errorf("probe %s: %s", rep.Phase, rep.Message)
+	}
+	f := nodecache.Figures{MeasuredTime: rep.EndTime, FreeBytes: rep.FreeBytes, Hardware: rep.Hardware}
+	for _, res := range rep.Results {
+		switch res.Operation {
+		case bench.OpWrite:
+			f.DeviceWriteBytesPerSecond = int64(res.BytesPerSecond)
+		case bench.OpRead:
+			f.DeviceReadBytesPerSecond = int64(res.BytesPerSecond)
+		}
+	}
+	if f.DeviceWriteBytesPerSecond <= 0 || f.DeviceReadBytesPerSecond <= 0 {
+		return f, fmt.Errorf("probe report has no write and read figures")
+	}
+	return f, nil
+}

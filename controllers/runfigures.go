@@ -1,0 +1,128 @@
+package controllers
+
+import (
+	"fmt"
+	"sort"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
+	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/limits"
+)
+
+// monitorSweep is stage 4: per-node figures at the best write point over all nodes (the
+// largest M), with the stragglers among them and their warnings.
+func monitorSweep(s *scope, runs map[sweepPoint][]nodeRun) (*v1alpha1.MonitoringLimits, []v1alpha1.Warning) {
+	var best []nodeRun
+	bestAgg := -1.0
+	for p, got := range runs {
+		if p.m == len(s.nodes) {
+			if a := aggregate(got, limits.Write, sharedFS(s.bb)); a > bestAgg {
+				best, bestAgg = got, a
+			}
+		}
+	}
+	mon := &v1alpha1.MonitoringLimits{}
+	var figs []limits.NodeFigure
+	for _, run := range best {
+		nm := v1alpha1.NodeMonitoring{Name: run.node, WriteBytesPerSecond: positive(int64(run.write.BytesPerSecond))}
+		if run.monitor != nil {
+			if len(run.monitor.Devices) > 0 {
+				nm.DevicePeakBytesPerSecond = positive(int64(run.monitor.Devices[0].PeakBytesPerSecond))
+			}
+			if len(run.monitor.Interfaces) > 0 {
+				nm.NetworkPeakBytesPerSecond = positive(int64(run.monitor.Interfaces[0].PeakBytesPerSecond))
+			}
+		}
+		mon.Nodes = append(mon.Nodes, nm)
+		figs = append(figs, limits.NodeFigure{Node: run.node, Operation: limits.Write, BytesPerSecond: limits.Bytes(run.write.BytesPerSecond)})
+	}
+	sort.Slice(mon.Nodes, func(i, j int) bool { return mon.Nodes[i].Name < mon.Nodes[j].Name })
+	var warnings []v1alpha1.Warning
+	if len(figs) > 1 {
+		if st, err := limits.FindStragglers(figs, float64(s.bb.Spec.Validation.StragglerPercent)/100); err == nil {
+			mon.Stragglers = st.Nodes
+			// Only the slow nodes are stragglers; with two nodes the median is their mean and
+			// the fast one would be "above" it by the same share, which says nothing.
+			slow := map[string]bool{}
+			for _, n := range st.Nodes {
+				slow[n] = true
+			}
+			for _, w := range apibridge.WarningsToAPI(st.Warnings) {
+				if slow[w.Node] {
+					warnings = append(warnings, w)
+				}
+			}
+		}
+	}
+	return mon, warnings
+}
+
+// aggregate is a point's aggregate over the nodes that ran it at once (allClients).
+//
+// shared: the nodes ran on one file system (beegfs), at once, and the figure is what that
+// file system moved: total bytes over the slowest runtime, as IOR and fio's client mode count.
+// Otherwise (the local engine, a node-local comparison) each node measured its own storage,
+// not necessarily at the same moment (the quick profile chains each node's runs on its own),
+// and the figure is the sum of the nodes' rates: one node's slower end (a final flush) must
+// not lower what the others measured.
+func aggregate(runs []nodeRun, op limits.Operation, shared bool) float64 {
+	results := make([]bench.Result, 0, len(runs))
+	for _, r := range runs {
+		res := r.write
+		if op == limits.Read {
+			res = r.read
+		}
+		results = append(results, res)
+	}
+	if shared {
+		return allClients(results)
+	}
+	sum := 0.0
+	for _, res := range results {
+		sum += allClients([]bench.Result{res})
+	}
+	return sum
+}
+
+// sharedFS: the burst buffer's nodes share one file system (their runs' figures add up as
+// one file system's, aggregate).
+func sharedFS(bb *v1alpha1.BurstBuffer) bool { return bb.Spec.Engine == v1alpha1.EngineBeeGFS }
+
+// allClients is the way fio's "All clients" sums: total bytes over the slowest runtime; 0
+// when no runtime is known.
+func allClients(results []bench.Result) float64 {
+	var bytes, slowest float64
+	for _, res := range results {
+		b := float64(res.Bytes)
+		if b == 0 { // a report without totals: fall back to rate x runtime
+			b = res.BytesPerSecond * res.RuntimeSeconds
+		}
+		bytes += b
+		slowest = max(slowest, res.RuntimeSeconds)
+	}
+	if slowest == 0 {
+		return 0
+	}
+	return bytes / slowest
+}
+
+func readIdeal(node, msg string) (nodeRun, error) {
+	rep, err := readReport(msg)
+	if err != nil {
+		return nodeRun{}, fmt.Errorf("unreadable report: %v", err)
+	}
+	run := nodeRun{node: node, monitor: rep.Monitor, start: rep.StartTime, end: rep.EndTime}
+	for _, res := range rep.Results {
+		switch res.Operation {
+		case bench.OpWrite:
+			run.write = res
+		case bench.OpRead:
+			run.read = res
+		}
+	}
+	if run.write.BytesPerSecond <= 0 || run.read.BytesPerSecond <= 0 || run.write.RuntimeSeconds <= 0 || run.read.RuntimeSeconds <= 0 {
+		return run, fmt.Errorf("report has no write and read figures with runtimes")
+	}
+	return run, nil
+}
