@@ -138,8 +138,8 @@ func startManager() {
 		HealthProbeBindAddress: "0",
 		// On a loaded 2-core machine the visits in flight can take longer than the default 30 s
 		// to see their context end; stopManager waits a little longer still, then shows them.
-		GracefulShutdownTimeout: ptr(shutdownGrace),
-		Cache:                  controllers.CacheOptions(operatorNamespace),
+		GracefulShutdownTimeout: ptr.To(shutdownGrace),
+		Cache:                   controllers.CacheOptions(operatorNamespace),
 		// The suite restarts the manager in-process; metric names would clash otherwise.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
