@@ -10,6 +10,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 )
 
 // The quick profile chains its runs on each node (agentapi.Chain): every pod of stage 2's
@@ -154,5 +155,5 @@ func (r *BurstBufferReconciler) startChain(ctx context.Context, s *scope) error 
 	if _, _, _, err := r.runMeasuring(ctx, s, chain[0].pod); err != nil || !s.locks.held {
 		return err
 	}
-	return inParallel(len(chain)-1, func(i int) error { return r.createMeasuring(ctx, s, chain[i+1].pod) })
+	return parallel.Do(len(chain)-1, func(i int) error { return r.createMeasuring(ctx, s, chain[i+1].pod) })
 }

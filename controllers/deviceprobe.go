@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,6 +17,7 @@ import (
 	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 )
 
 // reconcileDeviceProbes is stage 2's first step: each node's device measured on its own (fio,
@@ -36,8 +38,9 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 		}
 	}
 	var pending, failures []string
+	var ended []endedProbe
 	for i, node := range s.nodes {
-		st, failure, err := r.deviceFigures(ctx, s, i, node)
+		st, failure, e, err := r.deviceFigures(ctx, s, i, node)
 		switch {
 		case err != nil:
 			return ctrl.Result{}, false, err
@@ -45,7 +48,12 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 			failures = append(failures, "device probe on "+failure)
 		case st == nodetask.Running:
 			pending = append(pending, node)
+		case e != nil:
+			ended = append(ended, *e)
 		}
+	}
+	if err := r.keepProbeFigures(ctx, s, ended); err != nil {
+		return ctrl.Result{}, false, err
 	}
 	if recordDiscovered(bb, s.stage2.figures) {
 		// Stage 1 is recomputed as soon as discovery brings a figure nothing documented.
@@ -78,9 +86,10 @@ func deviceProbeRound(bb *v1alpha1.BurstBuffer) int {
 }
 
 // deviceFigures puts node i's device figures into s.stage2: fresh ones from the per-node
-// cache, else its probe's once it ended. failure says why a probe gave none. A second round
-// never reuses: the cache may hold the very figure in doubt.
-func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i int, node string) (nodetask.State, string, error) {
+// cache, else its probe's once it ended - those come back as an endedProbe, whose conditions
+// keepProbeFigures decides for all nodes at once. failure says why a probe gave none. A
+// second round never reuses: the cache may hold the very figure in doubt.
+func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i int, node string) (nodetask.State, string, *endedProbe, error) {
 	bb, run := s.bb, &s.stage2
 	linkAddress := linkDiscoveryAddress(bb, s.nodeObj(node))
 	round := deviceProbeRound(bb)
@@ -88,25 +97,46 @@ func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i i
 		// Figures this burst buffer measured itself on an earlier visit are its own, not
 		// reused.
 		run.figures[node], run.reused[node] = f, f.MeasuredBy != bb.Namespace+"/"+bb.Name
-		return nodetask.Succeeded, "", nil
+		return nodetask.Succeeded, "", nil, nil
 	}
 	st, msg, pod, err := r.runMeasuring(ctx, s, nodetask.DeviceProbePod(bb, r.AgentImage, i, node, linkAddress, round))
 	if err != nil || st != nodetask.Succeeded {
 		if st == nodetask.Failed {
-			return st, fmt.Sprintf("node %s: %s", node, reportMessage(msg)), err
+			return st, fmt.Sprintf("node %s: %s", node, reportMessage(msg)), nil, err
 		}
-		return st, "", err
+		return st, "", nil, err
 	}
 	f, err := probeFigures(msg)
 	if err != nil {
-		return st, fmt.Sprintf("node %s: %v", node, err), nil
+		return st, fmt.Sprintf("node %s: %v", node, err), nil, nil
 	}
 	f.Node, f.StoragePath, f.MeasuredBy = node, bb.Spec.Storage.Path, bb.Namespace+"/"+bb.Name
-	if f.Conditions, err = r.probeConditions(ctx, s, pod, f); err != nil {
-		return st, "", err
+	return st, "", &endedProbe{pod: pod, figures: f}, nil
+}
+
+// endedProbe is a device probe that ended with figures, before its conditions are decided.
+type endedProbe struct {
+	pod     *corev1.Pod
+	figures nodecache.Figures
+}
+
+// keepProbeFigures decides each ended probe's conditions (recorded on its pod the first
+// time, and the figures cached when the probe had its node to itself) and puts its figures
+// into s.stage2. Every node's pod and cache entry are their own objects: the writes are sent
+// together, not one round trip per node.
+func (r *BurstBufferReconciler) keepProbeFigures(ctx context.Context, s *scope, ended []endedProbe) error {
+	conds := make([]*nodecache.Conditions, len(ended))
+	if err := parallel.Do(len(ended), func(i int) (err error) {
+		conds[i], err = r.probeConditions(ctx, s, ended[i].pod, ended[i].figures)
+		return err
+	}); err != nil {
+		return err
 	}
-	run.figures[node] = f
-	return st, "", nil
+	for i, e := range ended {
+		e.figures.Conditions = conds[i]
+		s.stage2.figures[e.figures.Node] = e.figures
+	}
+	return nil
 }
 
 // reusableFigures are node's device figures from the per-node cache when they are fresh (no

@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/measurelock"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 )
 
 // measuringComponents are the pods that measure a node (stages 2-4, the workload benchmarks,
@@ -111,27 +114,24 @@ func (r *BurstBufferReconciler) stampTaskEnd(ctx context.Context, bb *v1alpha1.B
 			last[p.Spec.NodeName] = end
 		}
 	}
-	for node, end := range last {
+	nodes := slices.Sorted(maps.Keys(last))
+	// Each node's lock is its own object: the stamps are written together.
+	return parallel.Do(len(nodes), func(i int) error {
+		node, end := nodes[i], last[nodes[i]]
 		var l coordinationv1.Lease
 		if err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: measurelock.Name(node)}, &l); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue // never measured: no probe can have overlapped
-			}
-			return err
+			return client.IgnoreNotFound(err) // never measured: no probe can have overlapped
 		}
 		if prev, err := time.Parse(time.RFC3339, l.Annotations[measurelock.AnnotationLastTaskEnd]); err == nil && !end.After(prev) {
-			continue
+			return nil
 		}
 		if l.Annotations == nil {
 			l.Annotations = map[string]string{}
 		}
 		// Rounded up: API times have whole seconds.
 		l.Annotations[measurelock.AnnotationLastTaskEnd] = end.Add(time.Second - 1).Truncate(time.Second).UTC().Format(time.RFC3339)
-		if err := r.Update(ctx, &l); err != nil {
-			return err
-		}
-	}
-	return nil
+		return r.Update(ctx, &l)
+	})
 }
 
 // ranBetween is when a pod's container ran: from its start to its end, or to now while it

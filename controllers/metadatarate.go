@@ -11,6 +11,7 @@ import (
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/engine/beegfs"
 	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/parallel"
 )
 
 // keepMetadataRate keeps what a beegfs burst buffer's metadata benchmark measured, per
@@ -46,15 +47,12 @@ func (r *BurstBufferReconciler) keepMetadataRate(ctx context.Context, s *scope, 
 			"exclusive", fig.Conditions != nil && fig.Conditions.Exclusive, "otherPods", otherPodsOf(fig.Conditions))
 		return nil
 	}
-	for _, node := range meta {
-		if cur, ok := r.nodeCache().Get(ctx, node); ok && sameMetadataFigure(cur.Metadata, &fig) {
-			continue // kept on an earlier visit
+	return parallel.Do(len(meta), func(i int) error {
+		if cur, ok := r.nodeCache().Get(ctx, meta[i]); ok && sameMetadataFigure(cur.Metadata, &fig) {
+			return nil // kept on an earlier visit
 		}
-		if err := r.nodeCache().Update(ctx, node, func(f *nodecache.Figures) { f.Metadata = &fig }); err != nil {
-			return err
-		}
-	}
-	return nil
+		return r.nodeCache().Update(ctx, meta[i], func(f *nodecache.Figures) { f.Metadata = &fig })
+	})
 }
 
 func sameMetadataFigure(a, b *nodecache.MetadataFigure) bool {

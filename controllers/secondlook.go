@@ -17,6 +17,7 @@ import (
 	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 )
 
 // The second look (limits/secondlook.go says why): once every point of the sweep ended,
@@ -147,12 +148,18 @@ func (r *BurstBufferReconciler) firstRoundConditions(ctx context.Context, s *sco
 // nodes (decided once per pod and recorded on it, like a device probe's conditions), a run
 // without the node's measuring lock, and bytes on a node's device that the run did not move.
 func (r *BurstBufferReconciler) pointDisturbance(ctx context.Context, s *scope, runs []nodeRun) ([]string, error) {
+	// Each run's conditions are recorded on its own pod the first time: one write per node,
+	// sent together.
+	measured := make([]*podConds, len(runs))
+	if err := parallel.Do(len(runs), func(i int) (err error) {
+		measured[i], err = r.measuredConditions(ctx, s, runs[i])
+		return err
+	}); err != nil {
+		return nil, err
+	}
 	var conds []limits.RunConditions
-	for _, run := range runs {
-		c, err := r.measuredConditions(ctx, s, run)
-		if err != nil {
-			return nil, err
-		}
+	for i, run := range runs {
+		c := measured[i]
 		rc := limits.RunConditions{Node: run.node}
 		if c != nil {
 			rc.OtherPods = append(rc.OtherPods, c.OtherPods...)

@@ -14,6 +14,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/staging"
 )
@@ -62,6 +63,7 @@ func (r *BurstBufferReconciler) stopTasks(ctx context.Context, bb *v1alpha1.Burs
 	if err != nil {
 		return err
 	}
+	var stop []*corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		comp := p.Labels[nodetask.LabelComponent]
@@ -72,9 +74,7 @@ func (r *BurstBufferReconciler) stopTasks(ctx context.Context, bb *v1alpha1.Burs
 			continue
 		}
 		if p.DeletionTimestamp.IsZero() {
-			if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-				return err
-			}
+			stop = append(stop, p)
 			w.waiting = append(w.waiting, fmt.Sprintf("stopping %s on node %s", p.Name, nodeOf(p)))
 			continue
 		}
@@ -82,7 +82,7 @@ func (r *BurstBufferReconciler) stopTasks(ctx context.Context, bb *v1alpha1.Burs
 			return err
 		}
 	}
-	return nil
+	return parallel.Do(len(stop), func(i int) error { return client.IgnoreNotFound(r.Delete(ctx, stop[i])) })
 }
 
 // checkTerminating bounds the wait for a pod being deleted; with hurry it is deleted with no

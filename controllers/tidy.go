@@ -7,11 +7,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 )
 
 // keepFailedPods is how many failed measuring pods of a burst buffer stay for debugging
@@ -47,7 +47,7 @@ func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alp
 	}
 	sort.Slice(failed, func(i, j int) bool { return failed[j].CreationTimestamp.Before(&failed[i].CreationTimestamp) })
 	gone = append(gone, failed[min(len(failed), keepFailedPods):]...)
-	err = inParallel(len(gone), func(i int) error { return client.IgnoreNotFound(r.Delete(ctx, gone[i])) })
+	err = parallel.Do(len(gone), func(i int) error { return client.IgnoreNotFound(r.Delete(ctx, gone[i])) })
 	return len(gone), err
 }
 
@@ -74,8 +74,12 @@ func (r *BurstBufferReconciler) deleteTaskObjects(ctx context.Context, bb *v1alp
 		if err := r.List(ctx, list, client.InNamespace(ns), childLabels(bb)); err != nil {
 			return err
 		}
-		if err := meta.EachListItem(list, func(o runtime.Object) error {
-			return client.IgnoreNotFound(r.Delete(ctx, o.(client.Object)))
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return err
+		}
+		if err := parallel.Do(len(items), func(i int) error {
+			return client.IgnoreNotFound(r.Delete(ctx, items[i].(client.Object)))
 		}); err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/beeburst/beeburst/internal/measurelock"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 )
 
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
@@ -265,16 +266,14 @@ func (r *BurstBufferReconciler) stopMeasuringPods(ctx context.Context, bb *v1alp
 	if err := r.List(ctx, &pods, ofBurstBuffer(bb), client.MatchingLabelsSelector{Selector: probeSelector(bb)}); err != nil {
 		return err
 	}
+	var running []*corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if st, _ := nodetask.StateOf(p); st != nodetask.Running || !p.DeletionTimestamp.IsZero() {
-			continue
-		}
-		if err := r.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-			return err
+		if st, _ := nodetask.StateOf(p); st == nodetask.Running && p.DeletionTimestamp.IsZero() {
+			running = append(running, p)
 		}
 	}
-	return nil
+	return parallel.Do(len(running), func(i int) error { return client.IgnoreNotFound(r.Delete(ctx, running[i])) })
 }
 
 // conditionFailed: the stage condition t is False with a reason that makes the burst buffer

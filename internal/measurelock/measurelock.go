@@ -42,6 +42,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 )
 
 // Annotations of the node locks.
@@ -420,25 +421,27 @@ func (k Locks) Held(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []strin
 // places in queued.
 func (k Locks) Release(ctx context.Context, bb *v1alpha1.BurstBuffer, held, queued []coordinationv1.Lease, leaveQueues bool) error {
 	me := EntryOf(bb)
-	for _, l := range held {
+	notMe := func(e Entry) bool { return e == me }
+	// Each lock is its own object: they are given back together, not one round trip each.
+	err := parallel.Do(len(held), func(i int) error {
+		l := &held[i]
 		l.Spec.HolderIdentity = nil
 		delete(l.Annotations, AnnotationHolderUID)
 		if leaveQueues {
-			WriteQueue(&l, slices.DeleteFunc(ReadQueue(&l), func(e Entry) bool { return e == me }))
+			WriteQueue(l, slices.DeleteFunc(ReadQueue(l), notMe))
 		}
-		if err := k.Client.Update(ctx, &l); err != nil {
+		if err := k.Client.Update(ctx, l); err != nil {
 			return err // a conflict retries with backoff: the lock must not stay held
 		}
-		logf.FromContext(ctx).Info("released the measuring lock of a node", "node", l.Annotations[AnnotationNode], "waiting", len(ReadQueue(&l)))
-	}
-	if !leaveQueues {
+		logf.FromContext(ctx).Info("released the measuring lock of a node", "node", l.Annotations[AnnotationNode], "waiting", len(ReadQueue(l)))
 		return nil
+	})
+	if err != nil || !leaveQueues {
+		return err
 	}
-	for _, l := range queued {
-		WriteQueue(&l, slices.DeleteFunc(ReadQueue(&l), func(e Entry) bool { return e == me }))
-		if err := k.Client.Update(ctx, &l); err != nil {
-			return err
-		}
-	}
-	return nil
+	return parallel.Do(len(queued), func(i int) error {
+		l := &queued[i]
+		WriteQueue(l, slices.DeleteFunc(ReadQueue(l), notMe))
+		return k.Client.Update(ctx, l)
+	})
 }

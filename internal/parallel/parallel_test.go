@@ -1,4 +1,4 @@
-package controllers
+package parallel
 
 import (
 	"errors"
@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// inParallel runs every call, at most writesAtOnce at a time, and returns every error.
-func TestInParallel(t *testing.T) {
+// Do runs every call, at most AtOnce at a time, and returns every error.
+func TestDo(t *testing.T) {
 	var running, most, calls atomic.Int32
 	errOdd := errors.New("odd")
-	err := inParallel(50, func(i int) error {
+	err := Do(50, func(i int) error {
 		calls.Add(1)
 		n := running.Add(1)
 		for {
@@ -30,13 +30,13 @@ func TestInParallel(t *testing.T) {
 	if calls.Load() != 50 {
 		t.Errorf("%d calls, want 50", calls.Load())
 	}
-	if most.Load() > writesAtOnce || most.Load() < 2 {
-		t.Errorf("at most %d at once, want 2..%d", most.Load(), writesAtOnce)
+	if most.Load() > AtOnce || most.Load() < 2 {
+		t.Errorf("at most %d at once, want 2..%d", most.Load(), AtOnce)
 	}
 	if !errors.Is(err, errOdd) {
 		t.Errorf("error %v, want the calls' errors", err)
 	}
-	if err := inParallel(0, func(int) error { return errOdd }); err != nil {
+	if err := Do(0, func(int) error { return errOdd }); err != nil {
 		t.Errorf("no calls: %v", err)
 	}
 }
