@@ -106,6 +106,17 @@ up() {
   fi
 }
 
+# claim_state: when the state file names our testbed, its lock is taken before the state is
+# believed. Another run in this checkout may be using that testbed (an e2e run between its
+# hardware configurations, a bench): it tears the testbed down and removes the state when it
+# ends, so a second run must wait for it rather than run on, and tear down, a testbed that is
+# not its own. A testbed left up by `make cluster-up` is free: the lock is taken at once.
+claim_state() {
+  if [ -f "$state" ] && grep -qx "OURS=testbed" "$state"; then
+    testbed_exclusive
+  fi
+}
+
 env_load() {
   [ -f "$state" ] || { log "no cluster: run hack/cluster.sh up"; exit 1; }
   set -a; source "$state"; set +a
@@ -191,6 +202,7 @@ e2e_beegfs() {
 }
 
 e2e() {
+  claim_state
   if [ "$CLUSTER" != testbed ] && { [ -f "$state" ] || [ "$CLUSTER" = kind ] || kubeconfig_answers || kind_usable; }; then
     # A cluster someone else gave us (or kind): one run, on its hardware.
     local brought_up=false
@@ -227,6 +239,7 @@ e2e() {
 # bench: test/bench on the device-bound testbed (or the cluster given), figures to stdout.
 bench() {
   local brought_up=false
+  claim_state
   if [ ! -f "$state" ]; then up; brought_up=true; fi
   if $brought_up; then trap down EXIT; fi
   load; deploy
