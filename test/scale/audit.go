@@ -19,6 +19,18 @@ type auditEvent struct {
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
 	RequestReceived time.Time `json:"requestReceivedTimestamp"`
+	StageTime       time.Time `json:"stageTimestamp"`
+}
+
+// writeVerbs are the requests whose time the API server spends writing to etcd.
+var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true}
+
+// auditRead is what the audit log says of the manager's requests: counts per window, and the
+// API server's time (received to response complete) for each of its writes per window, in
+// seconds.
+type auditRead struct {
+	counts map[string]requestCounts
+	writes map[string][]float64
 }
 
 // requestCounts are the manager's API requests by verb and resource, per window of the run.
@@ -38,18 +50,18 @@ type window struct {
 	from, to time.Time
 }
 
-// readAudit counts the manager's completed requests in the audit log, per window. A watch
-// completes when it ends (the manager stopped, or the API server closed it): it counts in the
-// window in which it was opened.
-func readAudit(path string, windows []window) (map[string]requestCounts, error) {
+// readAudit counts the manager's completed requests in the audit log, per window, and times
+// its writes. A watch completes when it ends (the manager stopped, or the API server closed
+// it): it counts in the window in which it was opened.
+func readAudit(path string, windows []window) (auditRead, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return auditRead{}, err
 	}
 	defer f.Close()
-	out := map[string]requestCounts{}
+	out := auditRead{counts: map[string]requestCounts{}, writes: map[string][]float64{}}
 	for _, w := range windows {
-		out[w.name] = requestCounts{}
+		out.counts[w.name] = requestCounts{}
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -71,7 +83,10 @@ func readAudit(path string, windows []window) (map[string]requestCounts, error) 
 		key := ev.Verb + " " + res
 		for _, w := range windows {
 			if !ev.RequestReceived.Before(w.from) && ev.RequestReceived.Before(w.to) {
-				out[w.name][key]++
+				out.counts[w.name][key]++
+				if writeVerbs[ev.Verb] {
+					out.writes[w.name] = append(out.writes[w.name], ev.StageTime.Sub(ev.RequestReceived).Seconds())
+				}
 			}
 		}
 	}

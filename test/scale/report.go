@@ -146,6 +146,13 @@ func table(results []*result) string {
 		return fmt.Sprintf("%.0f", float64(r.requests["idle"].total())/r.idleEnd.Sub(r.idleStart).Minutes())
 	})
 	row("  teardown", func(r *result) string { return fmt.Sprintf("%.1f", float64(r.requests["teardown"].total())/n(r)) })
+	// What a visit waits for: the API server's own time for each write it sends (received to
+	// response complete, from the audit log), which a visit that writes one object per node
+	// pays once per batch of parallel.AtOnce.
+	row("  API server time per write p50 / p99 (to Ready)", func(r *result) string {
+		w := r.writeSeconds["toReady"]
+		return fmt.Sprintf("%s / %s", ms(pct(w, 0.5)), ms(pct(w, 0.99)))
+	})
 	keys := map[string]bool{}
 	for _, r := range results {
 		for k := range r.requests["run"] {

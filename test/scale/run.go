@@ -70,6 +70,7 @@ type result struct {
 	metricsAtIdleEnd     map[string]*dto.MetricFamily
 	metricsAtEnd         map[string]*dto.MetricFamily
 	requests             map[string]requestCounts
+	writeSeconds         map[string][]float64 // the API server's time for each of the manager's writes, per window
 	eventsAtReady        map[string]int64
 	eventsTotal          map[string]int64
 	objects              map[string]int
@@ -314,12 +315,13 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 
 	logf("%s: stopping the manager; reading the audit log", sz)
 	_ = mgr.stop()
-	res.requests, err = readAudit(cl.auditLog, []window{
+	audit, err := readAudit(cl.auditLog, []window{
 		{"run", res.start.Add(-time.Minute), res.allGone.Add(time.Minute)},
 		{"toReady", res.start.Add(-time.Minute), res.allReady},
 		{"idle", res.idleStart, res.idleEnd},
 		{"teardown", res.teardownStart, res.allGone.Add(time.Minute)},
 	})
+	res.requests, res.writeSeconds = audit.counts, audit.writes
 	return res, err
 }
 
