@@ -80,7 +80,7 @@ func faultSuite() {
 		Expect(out).NotTo(ContainSubstring("forbidden"))
 	})
 
-	It("measures 5 burst buffers created at once on the same 2 nodes one at a time, each within 5% of a lone one's write limit and stage-3 write (or saying why not), all Ready, across a manager kill", Label(faultsLabel), func() {
+	It("measures 5 burst buffers created at once on the same 2 nodes one at a time, each within 5% of a lone one's write limit, its stage-3 write not more than 5% below the lone one's (or saying why not), all Ready, across a manager kill", Label(faultsLabel), func() {
 		if hw == nil || loneWriteLimit == 0 || loneSweepWrite == 0 {
 			Skip("needs the testbed and the lone burst buffer's figures")
 		}
@@ -148,15 +148,21 @@ func faultSuite() {
 			if math.Abs(float64(w)-float64(loneWriteLimit)) > 0.05*float64(loneWriteLimit) {
 				off = append(off, fmt.Sprintf("%s's write limit %s is %+.1f%% off the lone one's", name, mbps(w), dev))
 			}
-			// Stage 3 within 5% of the lone one's, or a NodeBusy warning that says why not.
+			// Stage 3 no more than 5% below the lone one's, or a NodeBusy warning that says why
+			// not: neighbours can only lower a capped device's throughput. Above it, up to what
+			// the hardware does (the lone one's stage-2 limit, +5%): a lone sweep may itself
+			// read up to 5% low without a second look (limits.RemeasureBelowShare), and a
+			// figure of the five above it is then the truer one, not a neighbour's doing.
 			busy := slices.ContainsFunc(cur.Status.Warnings, func(w v1alpha1.Warning) bool {
 				return w.Reason == v1alpha1.WarningNodeBusy && w.Component == "sweep"
 			})
 			switch {
 			case l.Sweep.Write == nil:
 				off = append(off, name+" published no stage-3 write figure")
-			case math.Abs(sweepDev) > 5 && !busy:
-				off = append(off, fmt.Sprintf("%s's sweep best %s is off the lone one's %s with no NodeBusy warning to say why", name, best, mbps(loneSweepWrite)))
+			case sweepDev < -5 && !busy:
+				off = append(off, fmt.Sprintf("%s's sweep best %s is below the lone one's %s with no NodeBusy warning to say why", name, best, mbps(loneSweepWrite)))
+			case float64(l.Sweep.Write.BestBytesPerSecond) > 1.05*float64(loneWriteLimit):
+				off = append(off, fmt.Sprintf("%s's sweep best %s is above the devices' write limit %s", name, best, mbps(loneWriteLimit)))
 			}
 			// The symptom: a correct write sweep rejected against a poisoned limit. (A
 			// read point above a read probe that the shared host slowed is another matter.)
