@@ -29,19 +29,23 @@ import (
 // is all the operator has for Leases (the leader election Lease is not ours to watch).
 func CacheOptions(namespace string) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{nodetask.LabelManagedBy: nodetask.ManagedBy})
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:       {Label: podCacheSelector()},
-		&corev1.ConfigMap{}: {Label: ours},
-		// Its own Secrets live in its namespace only (nodetask.Namespace); a user's Secret
-		// that a spec names is read past the cache.
-		&corev1.Secret{}: {Namespaces: map[string]cache.Config{namespace: {}}, Label: ours},
-		// The volumes the operator made for its claims; other volumes are no business of it.
-		&corev1.PersistentVolume{}: {Label: ours},
-		&coordinationv1.Lease{}: {
-			Namespaces: map[string]cache.Config{namespace: {}},
-			Label:      labels.SelectorFromSet(labels.Set{nodetask.LabelManagedBy: nodetask.ManagedBy, nodetask.LabelComponent: nodetask.ComponentNodeLock}),
-		},
-	}}
+	return cache.Options{
+		// No code reads managedFields; on the small objects the operator makes by the
+		// thousand (pods, leases, per-node ConfigMaps) they are a large share of the cache.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:       {Label: podCacheSelector()},
+			&corev1.ConfigMap{}: {Label: ours},
+			// Its own Secrets live in its namespace only (nodetask.Namespace); a user's Secret
+			// that a spec names is read past the cache.
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{namespace: {}}, Label: ours},
+			// The volumes the operator made for its claims; other volumes are no business of it.
+			&corev1.PersistentVolume{}: {Label: ours},
+			&coordinationv1.Lease{}: {
+				Namespaces: map[string]cache.Config{namespace: {}},
+				Label:      labels.SelectorFromSet(labels.Set{nodetask.LabelManagedBy: nodetask.ManagedBy, nodetask.LabelComponent: nodetask.ComponentNodeLock}),
+			},
+		}}
 }
 
 func podCacheSelector() labels.Selector {
