@@ -133,7 +133,10 @@ var _ = Describe("a Job through the burst buffer's claim in a Pod Security basel
 	})
 
 	It("waits, on deletion, for a pod that still mounts the claim, naming it; then removes the claim and its volume", func() {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "holder", Namespace: ns}, Spec: *claimPod("claimed", "sleep 3600")}
+		// It waits on its stdin, held open and never written: the agent image has a shell but
+		// no sleep (one that exits at once is Running only for an instant, if ever seen so).
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "holder", Namespace: ns}, Spec: *claimPod("claimed", "read -r line")}
+		pod.Spec.Containers[0].Stdin = true
 		Expect(k8s.Create(ctx, pod)).To(Succeed())
 		Eventually(func() corev1.PodPhase {
 			_ = k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod)
