@@ -14,7 +14,6 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
-	"github.com/beeburst/beeburst/internal/parallel"
 	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/staging"
 )
@@ -82,7 +81,7 @@ func (r *BurstBufferReconciler) stopTasks(ctx context.Context, bb *v1alpha1.Burs
 			return err
 		}
 	}
-	return parallel.Do(len(stop), func(i int) error { return client.IgnoreNotFound(r.Delete(ctx, stop[i])) })
+	return r.deletePods(ctx, stop)
 }
 
 // checkTerminating bounds the wait for a pod being deleted; with hurry it is deleted with no

@@ -47,8 +47,13 @@ func (r *BurstBufferReconciler) tidyMeasuringPods(ctx context.Context, bb *v1alp
 	}
 	sort.Slice(failed, func(i, j int) bool { return failed[j].CreationTimestamp.Before(&failed[i].CreationTimestamp) })
 	gone = append(gone, failed[min(len(failed), keepFailedPods):]...)
-	err = parallel.Do(len(gone), func(i int) error { return client.IgnoreNotFound(r.Delete(ctx, gone[i])) })
+	err = r.deletePods(ctx, gone)
 	return len(gone), err
+}
+
+// deletePods deletes pods, several at a time (parallel.Do); one already gone is no error.
+func (r *BurstBufferReconciler) deletePods(ctx context.Context, pods []*corev1.Pod) error {
+	return parallel.Do(len(pods), func(i int) error { return client.IgnoreNotFound(r.Delete(ctx, pods[i])) })
 }
 
 // taskPods are the burst buffer's own pods (task pods, engine services and clients, and the

@@ -17,7 +17,6 @@ import (
 	"github.com/beeburst/beeburst/internal/measurelock"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
-	"github.com/beeburst/beeburst/internal/parallel"
 )
 
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
@@ -273,7 +272,7 @@ func (r *BurstBufferReconciler) stopMeasuringPods(ctx context.Context, bb *v1alp
 			running = append(running, p)
 		}
 	}
-	return parallel.Do(len(running), func(i int) error { return client.IgnoreNotFound(r.Delete(ctx, running[i])) })
+	return r.deletePods(ctx, running)
 }
 
 // conditionFailed: the stage condition t is False with a reason that makes the burst buffer
