@@ -104,7 +104,10 @@ if [ "$vm_workers" -gt 0 ]; then
   # The guest runs the kernel the (first) module was built for: its vermagic names it.
   vm_release=""
   if [ ${#vm_modules[@]} -gt 0 ]; then
-    vm_release=$(modinfo -F vermagic "${vm_modules[0]}" | awk '{print $1}')
+    # Read from the module's .modinfo strings ("vermagic=<release> SMP ..."): no kmod needed
+    # before build-image.sh installs it. Nothing in the pipe exits early (pipefail).
+    vm_release=$(tr '\0' '\n' < "${vm_modules[0]}" | sed -n 's/^vermagic=\([^ ]*\).*/\1/p')
+    vm_release=${vm_release%%$'\n'*}
     [ -n "$vm_release" ] || die "${vm_modules[0]}: no vermagic (not a kernel module?)"
   fi
   vm_key=$(cat "$TB_HERE"/vm/build-image.sh "$TB_HERE"/vm/initramfs-init "$TB_HERE"/vm/guest-init.sh | sha256sum | cut -c1-12)

@@ -11,7 +11,8 @@
 # the newest cloud kernel Debian offers. A module given to the testbed must be built for it
 # (up.sh reads the module's vermagic and asks for that release).
 # Writes OUTDIR/{vmlinuz,initrd.img,rootfs.img,release}; skips the build when they exist.
-# Needs root (debootstrap), debootstrap, busybox-static, e2fsprogs (mke2fs -d: no loop mount).
+# Needs root (debootstrap). Installs what it lacks of debootstrap, busybox-static, kmod, QEMU,
+# socat and cpio; e2fsprogs (mke2fs -d: no loop mount) comes with hack/testbed/deps.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: build-image.sh OUTDIR [KERNEL_RELEASE]}
@@ -38,6 +39,7 @@ command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v qemu-img >/dev/null || need+=(qemu-utils)
 command -v socat >/dev/null || need+=(socat)
 command -v cpio >/dev/null || need+=(cpio)
+PATH=$PATH:/usr/sbin:/sbin command -v depmod >/dev/null || need+=(kmod)   # depmod, modprobe below
 if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
   apt-get -o DPkg::Lock::Timeout=600 update -qq
