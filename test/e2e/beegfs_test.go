@@ -96,6 +96,7 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		steps := waitReady(ctx, bb, start, 30*time.Minute)
 		timeline[bb.Name] = steps
+		expectNoPhaseBack(bb.Name)
 		cur := get(ctx, bb)
 		Expect(cur.Status.BeeGFS).NotTo(BeNil())
 		// The Secret lives in the operator's namespace, named with the burst buffer's
@@ -182,6 +183,10 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		restarted := time.Now()
 		timeline[bb.Name] = waitReady(ctx, bb, start, 20*time.Minute)
 		fmt.Printf("bgfs2: Ready %.0f s after the manager was killed mid-provisioning\n", time.Since(restarted).Seconds())
+		// The first one stayed Ready while the second was provisioned and measured on its nodes
+		// (the restarted manager's log covers its time since the kill).
+		expectNoPhaseBack("bgfs2", "bgfs")
+		Expect(get(ctx, first).Status.Phase).To(Equal(v1alpha1.PhaseReady))
 
 		cur := get(ctx, bb)
 		Expect(cur.Status.BeeGFS.ConnPortShift).NotTo(Equal(first.Status.BeeGFS.ConnPortShift))
@@ -221,6 +226,8 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		for _, w := range cur.Status.Warnings {
 			report += fmt.Sprintf("  local warning %s: %s\n", w.Reason, oneLine(w.Message, 200))
 		}
+		expectNoPhaseBack("bgfs", "bgfs2")
+		Expect(bg.Status.Phase).To(Equal(v1alpha1.PhaseReady))
 		AddReportEntry("beegfs vs local", report)
 		fmt.Print(report)
 		deleteAndWait(ctx, bb, 10*time.Minute)
@@ -250,6 +257,46 @@ var _ = Describe("beegfs on a real BeeGFS", Ordered, Label("beegfs"), func() {
 		}
 	})
 })
+
+// phaseOrder ranks the phases a burst buffer passes on its way to Ready; any other phase
+// reached from one of them is a step back.
+var phaseOrder = map[v1alpha1.Phase]int{"": 0, v1alpha1.PhasePending: 1, v1alpha1.PhaseProvisioning: 2,
+	v1alpha1.PhaseMeasuring: 3, v1alpha1.PhaseStagingIn: 4, v1alpha1.PhaseReady: 5}
+
+// expectNoPhaseBack fails when the manager's log has a burst buffer's phase going back (to
+// Provisioning from Measuring, or away from Ready): a busy client or service is not a file
+// system that went away. The log has every change ("phase changed", logTransitions), where a
+// poll of the status could miss a short one. It covers the manager's current pod only.
+func expectNoPhaseBack(names ...string) {
+	out, err := kubectl("-n", operatorNamespace, "logs", "deploy/beeburst-manager")
+	Expect(err).NotTo(HaveOccurred(), "%s", out)
+	for _, name := range names {
+		var changes []string
+		back := false
+		for _, line := range strings.Split(out, "\n") {
+			var l struct {
+				Msg  string         `json:"msg"`
+				TS   string         `json:"ts"`
+				Name string         `json:"name"`
+				NS   string         `json:"namespace"`
+				From v1alpha1.Phase `json:"from"`
+				To   v1alpha1.Phase `json:"phase"`
+				Why  string         `json:"message"`
+			}
+			if json.Unmarshal([]byte(line), &l) != nil || l.Msg != "phase changed" || l.Name != name || l.NS != testNamespace {
+				continue
+			}
+			changes = append(changes, fmt.Sprintf("%s %s -> %s (%s)", l.TS, l.From, l.To, oneLine(l.Why, 160)))
+			from, okFrom := phaseOrder[l.From]
+			to, okTo := phaseOrder[l.To]
+			if okFrom && (!okTo || to < from) {
+				back = true
+			}
+		}
+		fmt.Fprintf(GinkgoWriter, "%s: phase changes in the manager's log:\n  %s\n", name, strings.Join(changes, "\n  "))
+		Expect(back).To(BeFalse(), "%s went back a phase:\n  %s", name, strings.Join(changes, "\n  "))
+	}
+}
 
 // installOperator installs the chart with the images under test (and extra --set flags), and
 // uninstalls it at the end of the container.
