@@ -150,10 +150,11 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !bb.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(bb, v1alpha1.Finalizer) {
+	if !bb.DeletionTimestamp.IsZero() && (!controllerutil.ContainsFinalizer(bb, v1alpha1.Finalizer) || r.stale.isFinished(bb.UID)) {
 		// Teardown is over: the object read is the one whose finalizer the last visit removed
 		// (the API server may show it once more before it is gone). A teardown run on it
-		// again would start clean pods for nodes whose settling was never written.
+		// again would start clean pods for nodes whose settling was never written. An older
+		// copy, still with the finalizer, may come too: this manager remembers removing it.
 		return ctrl.Result{}, nil
 	}
 	if r.stale.stale(req.NamespacedName, bb.ResourceVersion) {

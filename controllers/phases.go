@@ -234,7 +234,11 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 	logf.FromContext(ctx).Info("teardown done: removing the finalizer", "phase", bb.Status.Phase, "nodes", removals(bb))
 	orig := bb.DeepCopy()
 	controllerutil.RemoveFinalizer(bb, v1alpha1.Finalizer)
-	return ctrl.Result{}, r.Patch(ctx, bb, client.MergeFrom(orig))
+	if err := r.Patch(ctx, bb, client.MergeFrom(orig)); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.stale.finish(bb.UID, r.Now())
+	return ctrl.Result{}, nil
 }
 
 // teardownWaiting says what deletion waits for on the Provisioned condition: TeardownStuck

@@ -18,11 +18,47 @@ const staleRecheck = time.Second
 // came back after the claim had been reported not mountable. So each visit that changed the
 // object remembers the resourceVersions it read and went through, and a visit that reads one
 // of them skips: the last patch's own watch event brings the next visit, with the new status.
+//
+// It also remembers the burst buffers whose teardown this manager finished (finalizer
+// removed), by UID: a visit that reads one afterwards, from a cache that has not yet learnt
+// of the removal, does nothing. Such a visit would run the teardown again from a status that
+// never recorded the nodes as settled, and start clean pods that nothing deletes once the
+// object is gone (seen on the real-BeeGFS testbed, where a pod's deletion event reached the
+// cache before the burst buffer's).
 type staleGuard struct {
 	mu sync.Mutex
 	// passed are, per burst buffer, the resourceVersions its last changing visit read or
 	// went through (the finalizer's patch, then the status patch).
 	passed map[types.NamespacedName][]string
+	// finished are the burst buffers whose finalizer this manager removed, with when.
+	finished map[types.UID]time.Time
+}
+
+// finishedKept is how long a finished teardown is remembered: far longer than a cache takes
+// to learn of a deletion; a UID is never reused.
+const finishedKept = 10 * time.Minute
+
+// finish records that uid's teardown is over (its finalizer removed) at now.
+func (g *staleGuard) finish(uid types.UID, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.finished == nil {
+		g.finished = map[types.UID]time.Time{}
+	}
+	for u, at := range g.finished {
+		if now.Sub(at) > finishedKept {
+			delete(g.finished, u)
+		}
+	}
+	g.finished[uid] = now
+}
+
+// isFinished says whether this manager finished uid's teardown.
+func (g *staleGuard) isFinished(uid types.UID) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.finished[uid]
+	return ok
 }
 
 // stale says whether rv, read from the cache for key, is older than what this manager wrote.

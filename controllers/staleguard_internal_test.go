@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -37,5 +38,21 @@ func TestStaleGuard(t *testing.T) {
 	g.wrote(b, "5", "")
 	if g.stale(b, "") {
 		t.Fatal("an object read without a version is never stale")
+	}
+}
+
+func TestStaleGuardFinished(t *testing.T) {
+	var g staleGuard
+	t0 := time.Date(2026, 11, 27, 2, 26, 40, 0, time.UTC)
+	if g.isFinished("a") {
+		t.Fatal("nothing finished yet")
+	}
+	g.finish("a", t0)
+	if !g.isFinished("a") || g.isFinished("b") {
+		t.Fatal("only the burst buffer whose finalizer was removed is finished")
+	}
+	g.finish("b", t0.Add(finishedKept+time.Second))
+	if g.isFinished("a") || !g.isFinished("b") {
+		t.Fatal("a finished teardown is forgotten once the cache has long caught up")
 	}
 }
