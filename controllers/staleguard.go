@@ -23,8 +23,8 @@ const staleRecheck = time.Second
 // removed), by UID: a visit that reads one afterwards, from a cache that has not yet learnt
 // of the removal, does nothing. Such a visit would run the teardown again from a status that
 // never recorded the nodes as settled, and start clean pods that nothing deletes once the
-// object is gone (seen on the real-BeeGFS testbed, where a pod's deletion event reached the
-// cache before the burst buffer's).
+// object is gone (the pods' cache may learn of their deletion before the burst buffers'
+// cache learns of the finalizer's removal).
 type staleGuard struct {
 	mu sync.Mutex
 	// passed are, per burst buffer, the resourceVersions its last changing visit read or
