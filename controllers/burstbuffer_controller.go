@@ -32,6 +32,7 @@ import (
 	"github.com/beeburst/beeburst/internal/engine/beegfs"
 	"github.com/beeburst/beeburst/internal/engine/local"
 	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/liveowner"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/speccheck"
@@ -59,8 +60,9 @@ type BurstBufferReconciler struct {
 	// when nil.
 	PodLogTail func(ctx context.Context, namespace, name string, lines int64) (string, error)
 	// APIReader reads past the cache: whether a user's Secret (an object store's credentials)
-	// exists, and the kubelet's events about a pod that does not start. Set to the manager's
-	// by SetupWithManager when nil.
+	// exists, the kubelet's events about a pod that does not start, and whether a burst
+	// buffer is still there before a child is created where no owner reference reaches
+	// (internal/liveowner). Set to the manager's by SetupWithManager when nil.
 	APIReader client.Reader
 	// StorageRoots are the directories below which spec.storage.path may lie (the manager's
 	// --allowed-storage-roots). Nil: speccheck.DefaultRoots; empty: none.
@@ -201,7 +203,8 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	if !bb.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, s)
+		res, err := r.reconcileDelete(ctx, s)
+		return res, ownerGone(ctx, err)
 	}
 
 	for _, run := range r.pipeline() {
@@ -212,7 +215,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 				// that grows to minutes while a person labels the namespace.
 				return ctrl.Result{RequeueAfter: podSecurityRecheck}, nil
 			}
-			if err != nil {
+			if err = ownerGone(ctx, err); err != nil {
 				log.Error(err, "step failed")
 			}
 			res.RequeueAfter = minPositive(res.RequeueAfter, s.podRecheck)
@@ -220,6 +223,17 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// ownerGone is err, or nil when err is a child's creation refused because the burst buffer
+// is gone: the visit read a copy of it that the API server no longer has, and its removal
+// brings no further visit to do.
+func ownerGone(ctx context.Context, err error) error {
+	if errors.Is(err, liveowner.ErrOwnerGone) {
+		logf.FromContext(ctx).Info("the burst buffer is gone: nothing more to do", "refused", err.Error())
+		return nil
+	}
+	return err
 }
 
 // pipeline is a visit to a live burst buffer, in order. Each step is idempotent and sets its
@@ -308,17 +322,23 @@ type step func(context.Context, *scope) (ctrl.Result, bool, error)
 // waiting for nodes retries when a node appears or becomes Ready) and workload pods (a
 // burst buffer choosing its nodes from its workload retries when one appears or changes).
 func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	// Every child this manager creates outside its burst buffer's namespace is created only
+	// while the burst buffer is there, read live (internal/liveowner).
+	r.Client = liveowner.Wrap(r.Client, r.APIReader)
 	if r.Engines == nil {
 		r.Engines = map[v1alpha1.EngineType]engine.Engine{}
 	}
 	if r.Engines[v1alpha1.EngineLocal] == nil {
-		r.Engines[v1alpha1.EngineLocal] = &local.Engine{Client: mgr.GetClient(), AgentImage: r.AgentImage, TaskNamespace: r.CacheNamespace}
+		r.Engines[v1alpha1.EngineLocal] = &local.Engine{Client: r.Client, AgentImage: r.AgentImage, TaskNamespace: r.CacheNamespace}
 	}
 	if r.Engines[v1alpha1.EngineBeeGFS] == nil {
 		// Reader reads other BurstBuffers from the API server, not the cache, when a port shift
 		// is allocated: two burst buffers must not pick the same shift from a stale cache.
 		r.Engines[v1alpha1.EngineBeeGFS] = beegfs.Engine{
-			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), AgentImage: r.AgentImage, TaskNamespace: r.CacheNamespace,
+			Client: r.Client, Reader: r.APIReader, AgentImage: r.AgentImage, TaskNamespace: r.CacheNamespace,
 			// mgmtd's log, where alone a licence limit's refusal of servers shows (PodLogTail
 			// is set below).
 			Logs: func(ctx context.Context, ns, name string, lines int64) (string, error) {
@@ -335,9 +355,6 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return err
 		}
 		r.StorageRoots = roots
-	}
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
 	}
 	if err := indexFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err

@@ -76,7 +76,7 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 	return ctrl.Result{}, true, nil
 }
 
-// deviceProbeRound is the round of stage 2's device probes: 1, or 2 once the sweep read above
+// deviceProbeRound is the round of stage 2's device probes: 1, or 2 once a sweep figure was above
 // their limit, or they read far below their documented figures (componentSecondLook).
 func deviceProbeRound(bb *v1alpha1.BurstBuffer) int {
 	if l := bb.Status.Limits; l != nil && l.Components != nil && l.Components.DeviceProbeRound > 1 {

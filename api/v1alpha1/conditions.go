@@ -74,7 +74,7 @@ const (
 	ReasonPrepareFailed = "PrepareFailed"
 	ReasonProbing       = "Probing"
 	// ReasonRemeasuring: a figure is measured a second time before it is published: the
-	// devices or links after the sweep read above their limit
+	// devices or links after a sweep figure was above their limit
 	// (status.limits.components.deviceProbeRound, networkProbeRound), or a sweep point far
 	// below the limit or disturbed by other work (status.limits.sweep.remeasured).
 	ReasonRemeasuring         = "Remeasuring"

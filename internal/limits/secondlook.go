@@ -176,7 +176,7 @@ func mergeSorted(a, b []string) []string {
 	return out
 }
 
-// RecheckComponent is the stage-2 component to measure again when a sweep point read above
+// RecheckComponent is the stage-2 component to measure again when a sweep point measured above
 // a limit with this bottleneck: the devices for a device-bound limit, the links for one set
 // by the network, the servers' links or the clients' links. None (""): nothing measures
 // that limit again.

@@ -30,6 +30,7 @@ const (
 	LabelName      = "app.kubernetes.io/name"
 	LabelInstance  = "app.kubernetes.io/instance"
 	LabelComponent = "app.kubernetes.io/component"
+	LabelPartOf    = "app.kubernetes.io/part-of"
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	// LabelBurstBufferNamespace is the namespace of the burst buffer a child belongs to: most
 	// children run in the operator's namespace (Namespace), where the name alone is not
@@ -39,14 +40,22 @@ const (
 	// created again under the same name does not take its predecessor's children for its own.
 	LabelBurstBufferUID = "beeburst.io/burst-buffer-uid"
 	ManagedBy           = "beeburst-operator"
+	// ChildName is the name label of a burst buffer's children. It is not the operator's
+	// own ("beeburst"): the task pods run in the manager's namespace, and a selection of the
+	// manager by that label (a restart, a log query) must not take them along.
+	ChildName = "burst-buffer"
+	// PartOf is the part-of label of a burst buffer's children: all of them, across
+	// namespaces, are `-l app.kubernetes.io/part-of=beeburst`.
+	PartOf = "beeburst"
 )
 
 // Labels returns the labels of a child of bb with the given component.
 func Labels(bb *v1alpha1.BurstBuffer, component string) map[string]string {
 	return map[string]string{
-		LabelName:                 "beeburst",
+		LabelName:                 ChildName,
 		LabelInstance:             bb.Name,
 		LabelComponent:            component,
+		LabelPartOf:               PartOf,
 		LabelManagedBy:            ManagedBy,
 		v1alpha1.LabelBurstBuffer: bb.Name,
 	}
