@@ -145,6 +145,7 @@ type scope struct {
 // delete path or the phases in order.
 func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	log := logf.FromContext(ctx)
+	ctx = liveowner.ForVisit(ctx)
 	bb := &v1alpha1.BurstBuffer{}
 	if err := r.Get(ctx, req.NamespacedName, bb); err != nil {
 		if apierrors.IsNotFound(err) {

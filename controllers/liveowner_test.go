@@ -3,6 +3,8 @@ package controllers_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -48,6 +50,17 @@ var _ = Describe("Children in the operator's namespace", func() {
 		Expect(c.Create(ctx, there)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, there))).To(Succeed()) })
 
+		By("within one visit, the API server is asked once per burst buffer")
+		reads := &countingReader{Reader: k8s}
+		visit := liveowner.ForVisit(ctx)
+		counted := liveowner.Wrap(k8s, reads)
+		for i := range 3 {
+			pod := child(bb, operatorNamespace, fmt.Sprintf("owner-visit-clean-%d", i))
+			Expect(counted.Create(visit, pod)).To(Succeed())
+			DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, pod))).To(Succeed()) })
+		}
+		Expect(reads.n.Load()).To(BeEquivalentTo(1))
+
 		By("a burst buffer created again under the same name: not the old one's children")
 		old := bb.DeepCopy()
 		old.UID = "00000000-0000-0000-0000-000000000000"
@@ -70,3 +83,14 @@ var _ = Describe("Children in the operator's namespace", func() {
 		Expect(exists(ctx, beside)).To(BeTrue())
 	})
 })
+
+// countingReader counts the reads that reach the API server.
+type countingReader struct {
+	client.Reader
+	n atomic.Int32
+}
+
+func (r *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.n.Add(1)
+	return r.Reader.Get(ctx, key, obj, opts...)
+}

@@ -87,8 +87,9 @@ var _ = Describe("The control plane in small (bench-scale)", func() {
 		By("the requests per node of a burst buffer are bounded")
 		// A burst buffer makes 7 pods per node and deletes most of them again, records on each
 		// sweep pod what ran beside it, measures a low best point a second time, takes and
-		// gives back each node's lock, patches its status once per step, and makes its claim
-		// and volume: some 35-46 requests per node. 60 leaves room for that; a regression that
+		// gives back each node's lock, patches its status once per step, makes its claim and
+		// volume, and reads itself from the API server once per visit that creates a pod in
+		// the operator's namespace (internal/liveowner): some 35-50 requests per node. 60 leaves room for that; a regression that
 		// multiplies them does not fit.
 		total := 0
 		for verb, n := range after {
