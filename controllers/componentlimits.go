@@ -62,7 +62,7 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(ctx context.Context, s 
 		}
 	}
 	if round := deviceProbeRound(bb); round > 1 {
-		msg += fmt.Sprintf(" (devices in round %d, the higher of the two rounds kept: the first round read low against the sweep or the documented figures)", round)
+		msg += fmt.Sprintf(" (devices in round %d, the higher of the two rounds kept: the first round read low against the sweep, the documented figures or the nodes' earlier probes)", round)
 	}
 	if round := networkProbeRound(bb); round > 1 {
 		msg += fmt.Sprintf(" (links in round %d, the higher of the two rounds kept: a sweep figure had been above the first round's limit)", round)

@@ -67,7 +67,7 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 	if len(pending) > 0 {
 		reason, msg := v1alpha1.ReasonProbing, "probing"
 		if deviceProbeRound(bb) > 1 {
-			reason, msg = v1alpha1.ReasonRemeasuring, "the first round of the devices read low against the sweep or their documented figures, so they are measured again (a disturbed probe reads low, caching reads high)"
+			reason, msg = v1alpha1.ReasonRemeasuring, "the first round of the devices read low against the sweep, their documented figures or their nodes' earlier probes, so they are measured again (a disturbed probe reads low, caching reads high)"
 		}
 		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
 			fmt.Sprintf("%s: devices of %d of %d node(s) measured; the links next", msg, len(s.nodes)-len(pending), len(s.nodes)))

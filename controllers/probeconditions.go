@@ -46,11 +46,7 @@ func (r *BurstBufferReconciler) probeConditions(ctx context.Context, s *scope, p
 		return c, nil
 	}
 	f.Conditions = c
-	return c, r.nodeCache().Update(ctx, f.Node, func(cur *nodecache.Figures) {
-		md := cur.Metadata // a metadata figure is another measurement's: it stays
-		*cur = f
-		cur.Metadata = md
-	})
+	return c, r.nodeCache().Update(ctx, f.Node, func(cur *nodecache.Figures) { *cur = nodecache.Next(*cur, f) })
 }
 
 // runConditions are the conditions under which a measuring pod on node ran (measured: when

@@ -5,6 +5,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/nodecache"
 )
 
 // TestDoubtedLimit: a sweep above a limit of the first round sends the component that sets it
@@ -49,28 +50,53 @@ func TestDoubtedLimit(t *testing.T) {
 	}
 }
 
-// TestDeviceFarBelowDocumented: a device of this burst buffer's own probe far below its
-// documented figure is measured again; a reused one (its probe had the node to itself) is not.
-func TestDeviceFarBelowDocumented(t *testing.T) {
+// TestDeviceFarBelowKnown: a device of this burst buffer's own probe far below what it is
+// known to do - the lower of its documented figure and the best its node's probes measured
+// alone - is measured again; a reused one (its probe had the node to itself) is not.
+func TestDeviceFarBelowKnown(t *testing.T) {
 	fig := func(doc, got int64) *v1alpha1.ComponentFigure {
-		return &v1alpha1.ComponentFigure{DocumentedBytesPerSecond: &doc, MeasuredBytesPerSecond: &got}
+		f := &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: &got}
+		if doc > 0 {
+			f.DocumentedBytesPerSecond = &doc
+		}
+		return f
 	}
 	comp := &v1alpha1.ComponentLimits{Nodes: []v1alpha1.NodeComponents{
 		{Name: "a", DeviceWrite: fig(150e6, 149e6), DeviceRead: fig(300e6, 299e6)},
 		{Name: "b", DeviceWrite: fig(150e6, 133e6), DeviceRead: fig(300e6, 300e6)},
 	}}
-	if node, msg := deviceFarBelowDocumented(comp); node != "b" || msg != "node b's device write measured 133 MB/s, 89% of the documented 150 MB/s" {
+	none := map[string]nodecache.BestFigures{}
+	if node, msg := deviceFarBelowKnown(comp, none); node != "b" || msg != "node b's device write measured 133 MB/s, 89% of the documented 150 MB/s" {
 		t.Errorf("got %q %q", node, msg)
 	}
+	// A drive that never reaches its datasheet: judged against its own best, not again.
+	slow := map[string]nodecache.BestFigures{"b": {StoragePath: "/mnt/nvme", WriteBytesPerSecond: 135e6, ReadBytesPerSecond: 301e6, Probes: 3}}
+	if node, msg := deviceFarBelowKnown(comp, slow); node != "" {
+		t.Errorf("a drive at 90%% of its datasheet, as always: got %q %q", node, msg)
+	}
+	// A best above the datasheet does not make the rule stricter.
+	fast := map[string]nodecache.BestFigures{"a": {WriteBytesPerSecond: 170e6, ReadBytesPerSecond: 340e6, Probes: 2}}
+	comp.Nodes[1].DeviceWrite = fig(150e6, 145e6)
+	if node, msg := deviceFarBelowKnown(comp, fast); node != "" {
+		t.Errorf("a best above the documented figure: got %q %q", node, msg)
+	}
+	// Without a documented figure, the node's own best is the reference.
+	comp.Nodes[1].DeviceWrite = fig(0, 120e6)
+	if node, msg := deviceFarBelowKnown(comp, slow); node != "b" || msg != "node b's device write measured 120 MB/s, 89% of the 135 MB/s its probes measured alone before (best of 3)" {
+		t.Errorf("no documented figure, a best of 135 MB/s: got %q %q", node, msg)
+	}
+	if node, _ := deviceFarBelowKnown(comp, none); node != "" {
+		t.Errorf("neither a documented figure nor a best: got %q", node)
+	}
 	comp.Nodes[1].DeviceWrite = fig(150e6, 140e6)
-	if node, _ := deviceFarBelowDocumented(comp); node != "b" {
+	if node, _ := deviceFarBelowKnown(comp, none); node != "b" {
 		t.Errorf("93%% of the documented figure: got %q, want b measured again", node)
 	}
 	comp.Nodes[1].Reused = true
-	if node, _ := deviceFarBelowDocumented(comp); node != "" {
+	if node, _ := deviceFarBelowKnown(comp, none); node != "" {
 		t.Errorf("a reused figure: got %q", node)
 	}
-	if node, _ := deviceFarBelowDocumented(nil); node != "" {
+	if node, _ := deviceFarBelowKnown(nil, none); node != "" {
 		t.Errorf("no stage 2: got %q", node)
 	}
 }

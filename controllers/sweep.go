@@ -21,6 +21,7 @@ import (
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -122,8 +123,10 @@ func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scop
 	why := ""
 	if limit != nil {
 		why = fmt.Sprintf("the sweep's %s figure is above the measured %s limit of %s, set by the %s", w.Operation, w.Operation, rate(limit.LimitBytesPerSecond), which)
-	} else if node, msg := deviceFarBelowDocumented(comp); node != "" && deviceProbeRound(s.bb) < 2 {
-		which, why = limits.ComponentDevices, msg
+	} else if deviceProbeRound(s.bb) < 2 {
+		if node, msg := deviceFarBelowKnown(comp, r.knownDevices(ctx, s.bb, comp)); node != "" {
+			which, why = limits.ComponentDevices, msg
+		}
 	}
 	if which == "" {
 		return ctrl.Result{}, false, nil
@@ -172,12 +175,15 @@ func doubtedLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (limits.Warni
 	return limits.Warning{}, nil, ""
 }
 
-// deviceFarBelowDocumented names the first node whose own device figure (not reused from
-// another burst buffer, whose probe had the node to itself) measured under
-// limits.RemeasureBelowShare of its documented one, with a message; "" when none did. The
-// share is the sweep's: five burst buffers measured at once on the testbed read devices at
-// 0.89-0.90 of their caps beside their neighbours, and their limits 5-6% low.
-func deviceFarBelowDocumented(comp *v1alpha1.ComponentLimits) (string, string) {
+// deviceFarBelowKnown names the first node whose own device figure (not reused from another
+// burst buffer, whose probe had the node to itself) measured under limits.RemeasureBelowShare
+// of what the device is known to do, with a message; "" when none did. Known is the lower of
+// its documented figure and the best that the node's probes measured alone (known, by node):
+// a drive that never reaches its datasheet is not measured twice by every burst buffer, and a
+// node without a documented figure is judged against its own history. The share is the
+// sweep's: five burst buffers measured at once on the testbed read devices at 0.89-0.90 of
+// their caps beside their neighbours, and their limits 5-6% low.
+func deviceFarBelowKnown(comp *v1alpha1.ComponentLimits, known map[string]nodecache.BestFigures) (string, string) {
 	if comp == nil {
 		return "", ""
 	}
@@ -185,21 +191,52 @@ func deviceFarBelowDocumented(comp *v1alpha1.ComponentLimits) (string, string) {
 		if n.Reused {
 			continue
 		}
+		best, hasBest := known[n.Name]
 		for _, c := range []struct {
 			what string
 			f    *v1alpha1.ComponentFigure
-		}{{"write", n.DeviceWrite}, {"read", n.DeviceRead}} {
-			if c.f == nil || c.f.MeasuredBytesPerSecond == nil || c.f.DocumentedBytesPerSecond == nil {
+			best int64
+		}{{"write", n.DeviceWrite, best.WriteBytesPerSecond}, {"read", n.DeviceRead, best.ReadBytesPerSecond}} {
+			if c.f == nil || c.f.MeasuredBytesPerSecond == nil {
 				continue
 			}
-			got, doc := float64(*c.f.MeasuredBytesPerSecond), float64(*c.f.DocumentedBytesPerSecond)
-			if limits.FarBelowDocumented(got, doc, limits.RemeasureBelowShare) {
-				return n.Name, fmt.Sprintf("node %s's device %s measured %s, %.0f%% of the documented %s",
-					n.Name, c.what, limits.FormatBytesPerSecond(got), 100*got/doc, limits.FormatBytesPerSecond(doc))
+			got, ref, of := float64(*c.f.MeasuredBytesPerSecond), 0.0, ""
+			if d := c.f.DocumentedBytesPerSecond; d != nil && *d > 0 {
+				ref, of = float64(*d), "the documented "+limits.FormatBytesPerSecond(float64(*d))
+			}
+			if hasBest && c.best > 0 && (ref == 0 || float64(c.best) < ref) {
+				ref, of = float64(c.best), fmt.Sprintf("the %s its probes measured alone before (best of %d)",
+					limits.FormatBytesPerSecond(float64(c.best)), best.Probes)
+			}
+			if limits.FarBelowDocumented(got, ref, limits.RemeasureBelowShare) {
+				return n.Name, fmt.Sprintf("node %s's device %s measured %s, %.0f%% of %s",
+					n.Name, c.what, limits.FormatBytesPerSecond(got), 100*got/ref, of)
 			}
 		}
 	}
 	return "", ""
+}
+
+// knownDevices are the best device figures that the per-node cache holds for comp's nodes
+// whose figures bb measured itself, as evidence beside bb's own probe
+// (nodecache.Figures.KnownBest).
+func (r *BurstBufferReconciler) knownDevices(ctx context.Context, bb *v1alpha1.BurstBuffer, comp *v1alpha1.ComponentLimits) map[string]nodecache.BestFigures {
+	out := map[string]nodecache.BestFigures{}
+	if comp == nil {
+		return out
+	}
+	self := bb.Namespace + "/" + bb.Name
+	for _, n := range comp.Nodes {
+		if n.Reused {
+			continue
+		}
+		if f, ok := r.nodeCache().Get(ctx, n.Name); ok {
+			if b, ok := f.KnownBest(bb.Spec.Storage.Path, self); ok {
+				out[n.Name] = b
+			}
+		}
+	}
+	return out
 }
 
 // sweepPoint is one point of the stage-3 grid: m nodes x n processes per node.

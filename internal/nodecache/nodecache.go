@@ -46,6 +46,50 @@ type Figures struct {
 	// measured by another run (stage 3's workload benchmarks, not stage 2's probe), often by
 	// another burst buffer than the device figures beside it.
 	Metadata *MetadataFigure `json:"metadata,omitempty"`
+	// Best is the highest device figures of every probe of StoragePath that had the node to
+	// itself: what its device is known to do. Interference a probe cannot see (work outside
+	// Kubernetes, a busy shared disk) only lowers a figure, so the best of several probes is
+	// the node's own evidence of its hardware - closer to it than a datasheet, which drives
+	// often miss by some percent.
+	Best *BestFigures `json:"best,omitempty"`
+}
+
+// BestFigures are a node's highest device figures on one storage path.
+type BestFigures struct {
+	StoragePath         string `json:"storagePath"`
+	WriteBytesPerSecond int64  `json:"writeBytesPerSecond"`
+	ReadBytesPerSecond  int64  `json:"readBytesPerSecond"`
+	// Probes is how many probes they are the best of.
+	Probes int `json:"probes"`
+}
+
+// Next is what a node's entry holds once a probe that had the node to itself measured f,
+// where it held prev: f's figures, prev's metadata figure (another measurement's), and the
+// best of prev's and f's device figures on f's storage path (a new path starts anew). The
+// same probe written again (a later visit of its burst buffer) is not counted twice.
+func Next(prev, f Figures) Figures {
+	best := BestFigures{StoragePath: f.StoragePath}
+	if b := prev.Best; b != nil && b.StoragePath == f.StoragePath {
+		best = *b
+	}
+	best.WriteBytesPerSecond = max(best.WriteBytesPerSecond, f.DeviceWriteBytesPerSecond)
+	best.ReadBytesPerSecond = max(best.ReadBytesPerSecond, f.DeviceReadBytesPerSecond)
+	if best.Probes == 0 || prev.MeasuredBy != f.MeasuredBy || !prev.MeasuredTime.Equal(f.MeasuredTime) {
+		best.Probes++
+	}
+	f.Metadata, f.Best = prev.Metadata, &best
+	return f
+}
+
+// KnownBest is the node's best device figures on storagePath as evidence beside a probe of
+// the burst buffer self (namespace/name): only when they include a probe of another burst
+// buffer, or more than one probe - a lone probe's own figure cannot vouch for itself.
+func (f Figures) KnownBest(storagePath, self string) (BestFigures, bool) {
+	b := f.Best
+	if b == nil || b.StoragePath != storagePath || b.Probes < 1 || (b.Probes < 2 && f.MeasuredBy == self) {
+		return BestFigures{}, false
+	}
+	return *b, true
 }
 
 // MetadataFigure is what a BeeGFS metadata benchmark (validation profile standard) measured,

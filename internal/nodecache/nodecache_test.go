@@ -149,3 +149,52 @@ func TestMetadataFromReports(t *testing.T) {
 		t.Error("no servers: no figure")
 	}
 }
+
+// TestBest: the best device figures over the probes of one storage path that had the node to
+// itself, the metadata figure kept, and evidence for a probe only beyond that probe itself.
+func TestBest(t *testing.T) {
+	ended := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	probe := func(by, path string, w, r int64) Figures {
+		return Figures{Node: "n1", StoragePath: path, MeasuredBy: by, MeasuredTime: ended, DeviceWriteBytesPerSecond: w, DeviceReadBytesPerSecond: r}
+	}
+	md := &MetadataFigure{CreatesPerSecondPerServer: 9000, Servers: 1, StoragePath: "/mnt/nvme"}
+	first := Next(Figures{Node: "n1", Metadata: md}, probe("hpc/a", "/mnt/nvme", 280e6, 310e6))
+	if first.Metadata != md || *first.Best != (BestFigures{StoragePath: "/mnt/nvme", WriteBytesPerSecond: 280e6, ReadBytesPerSecond: 310e6, Probes: 1}) {
+		t.Fatalf("first probe: %+v, best %+v", first, first.Best)
+	}
+	if _, ok := first.KnownBest("/mnt/nvme", "hpc/a"); ok {
+		t.Error("a lone probe's own figure vouched for itself")
+	}
+	if again := Next(first, probe("hpc/a", "/mnt/nvme", 280e6, 310e6)); again.Best.Probes != 1 {
+		t.Errorf("the same probe written again counted twice: %+v", again.Best)
+	}
+	if b, ok := first.KnownBest("/mnt/nvme", "hpc/b"); !ok || b.WriteBytesPerSecond != 280e6 {
+		t.Errorf("another burst buffer's probe: %+v %v", b, ok)
+	}
+	if _, ok := first.KnownBest("/mnt/other", "hpc/b"); ok {
+		t.Error("a figure of another drive was evidence")
+	}
+	// A disturbed second probe reads write low and read high: each figure keeps its best.
+	second := Next(first, probe("hpc/b", "/mnt/nvme", 250e6, 320e6))
+	if second.DeviceWriteBytesPerSecond != 250e6 || *second.Best != (BestFigures{StoragePath: "/mnt/nvme", WriteBytesPerSecond: 280e6, ReadBytesPerSecond: 320e6, Probes: 2}) {
+		t.Fatalf("second probe: %+v, best %+v", second, second.Best)
+	}
+	if b, ok := second.KnownBest("/mnt/nvme", "hpc/b"); !ok || b.WriteBytesPerSecond != 280e6 {
+		t.Errorf("two probes: %+v %v", b, ok)
+	}
+	// A probe of another path starts anew; the round trip keeps the best.
+	moved := Next(second, probe("hpc/c", "/mnt/other", 100e6, 200e6))
+	if *moved.Best != (BestFigures{StoragePath: "/mnt/other", WriteBytesPerSecond: 100e6, ReadBytesPerSecond: 200e6, Probes: 1}) {
+		t.Errorf("another path: %+v", moved.Best)
+	}
+	cm, err := ConfigMap("beeburst-system", second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Read(cm); err != nil || !reflect.DeepEqual(got, second) {
+		t.Errorf("round trip: %+v %v", got, err)
+	}
+	if _, ok := (Figures{}).KnownBest("/mnt/nvme", "hpc/a"); ok {
+		t.Error("an empty entry was evidence")
+	}
+}
