@@ -181,8 +181,7 @@ func doubtedLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (limits.Warni
 // its documented figure and the best that the node's probes measured alone (known, by node):
 // a drive that never reaches its datasheet is not measured twice by every burst buffer, and a
 // node without a documented figure is judged against its own history. The share is the
-// sweep's: five burst buffers measured at once on the testbed read devices at 0.89-0.90 of
-// their caps beside their neighbours, and their limits 5-6% low.
+// sweep's: a probe beside other work reads low, and a limit from it would be as low.
 func deviceFarBelowKnown(comp *v1alpha1.ComponentLimits, known map[string]nodecache.BestFigures) (string, string) {
 	if comp == nil {
 		return "", ""
