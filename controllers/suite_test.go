@@ -167,7 +167,12 @@ func startManager() {
 	go func() {
 		defer GinkgoRecover()
 		defer close(mgrDone)
-		Expect(mgr.Start(ctx)).To(Succeed())
+		err := mgr.Start(ctx)
+		if err != nil {
+			// A visit that did not end within the grace period still runs: show where it waits.
+			dumpOurGoroutines()
+		}
+		Expect(err).To(Succeed())
 	}()
 }
 
@@ -184,14 +189,20 @@ func stopManager() {
 	case <-time.After(shutdownGrace + 10*time.Second):
 		// A visit that ignores its context keeps the manager from stopping, as it would keep a
 		// real operator from handing over its lease: show where it waits.
-		var dump strings.Builder
-		_ = pprof.Lookup("goroutine").WriteTo(&dump, 2)
-		for _, g := range strings.Split(dump.String(), "\n\n") {
-			if strings.Contains(g, "beeburst/beeburst/controllers") || strings.Contains(g, "beeburst/beeburst/internal") {
-				fmt.Fprintln(GinkgoWriter, g)
-			}
-		}
+		dumpOurGoroutines()
 		Fail(fmt.Sprintf("the manager did not stop within %s of its context's end (goroutines above)", shutdownGrace+10*time.Second))
+	}
+}
+
+// dumpOurGoroutines writes the stacks of the goroutines in the operator's code to the spec's
+// output.
+func dumpOurGoroutines() {
+	var dump strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&dump, 2)
+	for _, g := range strings.Split(dump.String(), "\n\n") {
+		if strings.Contains(g, "beeburst/beeburst/controllers") || strings.Contains(g, "beeburst/beeburst/internal") {
+			fmt.Fprintln(GinkgoWriter, g)
+		}
 	}
 }
 
