@@ -82,7 +82,7 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 }
 
 // networkProbeRound is the round of stage 2's links: 1, or 2 once a sweep figure was above a
-// limit they set (componentSecondLook).
+// limit they set, or they set one far below their documented rate (componentSecondLook).
 func networkProbeRound(bb *v1alpha1.BurstBuffer) int {
 	if l := bb.Status.Limits; l != nil && l.Components != nil && l.Components.NetworkProbeRound > 1 {
 		return int(l.Components.NetworkProbeRound)
@@ -200,7 +200,7 @@ func (r *BurstBufferReconciler) reconcileNetwork(ctx context.Context, s *scope) 
 	if !done {
 		reason, what := v1alpha1.ReasonProbing, "probing"
 		if networkProbeRound(bb) > 1 {
-			reason, what = v1alpha1.ReasonRemeasuring, "a sweep figure was above the links' measured limit, so they are measured again (a disturbed probe reads low)"
+			reason, what = v1alpha1.ReasonRemeasuring, "the first round of the links read low against the sweep or their documented rates, so they are measured again (a disturbed probe reads low)"
 		}
 		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
 			fmt.Sprintf("%s: devices of %d node(s) measured, links of %d of %d pair(s)", what, len(s.nodes), len(pairs), len(s.nodes)))

@@ -101,6 +101,55 @@ func TestDeviceFarBelowKnown(t *testing.T) {
 	}
 }
 
+// TestLinkFarBelowDocumented: a link that sets a limit, measured far below what TCP moves at
+// its documented rate, is measured again; at TCP's share of its rate, or bounding nothing, it
+// is not.
+func TestLinkFarBelowDocumented(t *testing.T) {
+	link := func(doc, got int64) *v1alpha1.ComponentFigure {
+		f := &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: &got}
+		if doc > 0 {
+			f.DocumentedBytesPerSecond = &doc
+		}
+		return f
+	}
+	bound := func(b string) *v1alpha1.OperationLimit {
+		return &v1alpha1.OperationLimit{LimitBytesPerSecond: 1, Bottleneck: b}
+	}
+	pair := func(write string, docA, docB, got int64) *v1alpha1.ComponentLimits {
+		return &v1alpha1.ComponentLimits{Write: bound(write), Read: bound("devices"), Nodes: []v1alpha1.NodeComponents{
+			{Name: "a", Network: link(docA, got)}, {Name: "b", Network: link(docB, got)}}}
+	}
+	// A 200 Mbit/s link (25 MB/s) that read 16.13 MB/s sets a network-bound limit.
+	if msg := linkFarBelowDocumented(pair("network", 25e6, 25e6, 16.13e6)); msg != "the link between a and b measured 16.13 MB/s, 65% of the documented 25 MB/s (TCP moves about 94% of a link's rate)" {
+		t.Errorf("got %q", msg)
+	}
+	for _, tt := range []struct {
+		name string
+		comp *v1alpha1.ComponentLimits
+		want bool
+	}{
+		{"at what TCP moves over the link", pair("network", 25e6, 25e6, 23.5e6), false},
+		{"just over the share", pair("network", 25e6, 25e6, 22.4e6), false},
+		{"just under the share", pair("network", 25e6, 25e6, 22.2e6), true},
+		{"through the servers' links", pair("servers", 25e6, 25e6, 16e6), true},
+		{"bounding nothing: a device-bound limit", pair("devices", 25e6, 25e6, 16e6), false},
+		{"a pair judged by its slower end", pair("network", 125e6, 25e6, 23e6), false},
+		{"no documented rate", pair("network", 0, 0, 1e6), false},
+		{"no stage 2", nil, false},
+		{"the read limit set by the clients' links", &v1alpha1.ComponentLimits{Write: bound("devices"), Read: bound("clients"), Nodes: []v1alpha1.NodeComponents{
+			{Name: "a", Network: link(125e6, 117e6)}, {Name: "b", Network: link(125e6, 117e6)}, {Name: "c", Network: link(125e6, 60e6)}}}, true},
+	} {
+		if msg := linkFarBelowDocumented(tt.comp); (msg != "") != tt.want {
+			t.Errorf("%s: got %q, want a second look %v", tt.name, msg, tt.want)
+		}
+	}
+	three := &v1alpha1.ComponentLimits{Write: bound("network"), Nodes: []v1alpha1.NodeComponents{
+		{Name: "a", Network: link(125e6, 117e6)}, {Name: "b", Network: link(125e6, 117e6)}, {Name: "c", Network: link(125e6, 60e6)}}}
+	if msg := linkFarBelowDocumented(three); msg != "node c's link measured 60 MB/s, 48% of the documented 125 MB/s (TCP moves about 94% of a link's rate)" {
+		t.Errorf("three nodes: got %q", msg)
+	}
+}
+
 func TestDeviceProbeRound(t *testing.T) {
 	bb := &v1alpha1.BurstBuffer{}
 	if got := deviceProbeRound(bb); got != 1 {

@@ -114,7 +114,8 @@ func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (c
 
 // componentSecondLook sends a stage-2 component back to be measured, once, when the sweep
 // judged so far says its first round read low: a point above a limit that the component
-// sets (limits.RecheckComponent), or a device far below its documented figure. started says
+// sets (limits.RecheckComponent), a device far below what it is known to do, or a link that
+// sets a limit far below its documented rate. started says
 // it did (the sweep waits for it, and is judged again on the second round). Past the budget
 // nothing starts: the summary says what was left unsettled.
 func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scope, an limits.Sweep) (ctrl.Result, bool, error) {
@@ -126,6 +127,11 @@ func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scop
 	} else if deviceProbeRound(s.bb) < 2 {
 		if node, msg := deviceFarBelowKnown(comp, r.knownDevices(ctx, s.bb, comp)); node != "" {
 			which, why = limits.ComponentDevices, msg
+		}
+	}
+	if which == "" && networkProbeRound(s.bb) < 2 {
+		if msg := linkFarBelowDocumented(comp); msg != "" {
+			which, why = limits.ComponentNetwork, msg
 		}
 	}
 	if which == "" {
@@ -214,6 +220,50 @@ func deviceFarBelowKnown(comp *v1alpha1.ComponentLimits, known map[string]nodeca
 		}
 	}
 	return "", ""
+}
+
+// linkFarBelowDocumented says, with a message, when the links set a published limit (their
+// own, or through the servers' or the clients' links) and a node's link measured under
+// limits.RemeasureBelowShare of what TCP moves at its documented data rate
+// (limits.TCPGoodputShare of it); "" otherwise. With two nodes the figure is the pair's, and
+// so is the documented rate: the lower of the two ends. A link that bounds nothing is not
+// measured again: its figure changes no limit. Links have no cached best to judge them by, as
+// devices do: a pair's figure depends on both of its ends.
+func linkFarBelowDocumented(comp *v1alpha1.ComponentLimits) string {
+	if comp == nil || !linksSetALimit(comp) {
+		return ""
+	}
+	pair := len(comp.Nodes) == 2
+	for i, n := range comp.Nodes {
+		nc := n.Network
+		if nc == nil || nc.MeasuredBytesPerSecond == nil || nc.DocumentedBytesPerSecond == nil {
+			continue
+		}
+		got, doc := float64(*nc.MeasuredBytesPerSecond), float64(*nc.DocumentedBytesPerSecond)
+		what := fmt.Sprintf("node %s's link", n.Name)
+		if pair {
+			other := comp.Nodes[1-i]
+			if o := other.Network; o != nil && o.DocumentedBytesPerSecond != nil {
+				doc = min(doc, float64(*o.DocumentedBytesPerSecond))
+			}
+			what = fmt.Sprintf("the link between %s and %s", comp.Nodes[0].Name, comp.Nodes[1].Name)
+		}
+		if limits.FarBelowDocumented(got, limits.TCPGoodputShare*doc, limits.RemeasureBelowShare) {
+			return fmt.Sprintf("%s measured %s, %.0f%% of the documented %s (TCP moves about %.0f%% of a link's rate)",
+				what, limits.FormatBytesPerSecond(got), 100*got/doc, limits.FormatBytesPerSecond(doc), 100*limits.TCPGoodputShare)
+		}
+	}
+	return ""
+}
+
+// linksSetALimit says whether the links are the bottleneck of comp's write or read limit.
+func linksSetALimit(comp *v1alpha1.ComponentLimits) bool {
+	for _, ol := range []*v1alpha1.OperationLimit{comp.Write, comp.Read} {
+		if ol != nil && limits.RecheckComponent(limits.Component(ol.Bottleneck)) == limits.ComponentNetwork {
+			return true
+		}
+	}
+	return false
 }
 
 // knownDevices are the best device figures that the per-node cache holds for comp's nodes

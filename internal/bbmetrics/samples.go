@@ -80,7 +80,7 @@ var Families = map[string]Family{
 	Prefix + "staged_files":                   {"Files copied by stage-in or stage-out so far.", []string{"direction"}},
 	Prefix + "staging_bytes_per_second":       {"Copy rate of stage-in or stage-out.", []string{"direction"}},
 	Prefix + "warnings":                       {"Warnings in the status, by reason (BelowDocumented, ExceedsLimit, Stragglers, ...).", []string{"reason"}},
-	Prefix + "device_probe_round":             {"Rounds of stage 2's device probes: 2 when a sweep figure was above the first round's device-bound limit and the devices were measured again.", nil},
+	Prefix + "device_probe_round":             {"Rounds of stage 2's device probes: 2 when the devices were measured a second time (a sweep figure above their first round's limit, or a device far below what it is known to do).", nil},
 	Prefix + "target_state":                   {"The verdict on spec.target: 1 for the current state (Predicted, Met, NotMet, Unreachable, Unknown), 0 for every other.", []string{"state"}},
 	Prefix + "target_nodes":                   {"Nodes chosen for spec.target (mode Choose) or given by nodes.count (mode Check).", []string{"mode"}},
 	Prefix + "target_metadata_servers":        {"Metadata servers chosen for spec.target (beegfs engine).", nil},

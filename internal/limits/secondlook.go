@@ -18,6 +18,11 @@ import (
 // five created at once read down to 0.77 of it when their neighbours' pods ran beside them.
 const RemeasureBelowShare = 0.95
 
+// TCPGoodputShare is the share of a link's data rate that one TCP stream moves at a 1500-byte
+// MTU: 1448 payload bytes in every 1538 on the wire (Ethernet framing and gap, IP and TCP
+// headers with timestamps). A link probe (iperf3) at its documented rate reads this share of it.
+const TCPGoodputShare = 1448.0 / 1538
+
 // Reasons for a second measurement of a sweep point (the API's v1alpha1.Remeasure*).
 const (
 	RecheckFarBelowLimit = "FarBelowLimit"

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/limits"
 )
 
 // Node is one simulated node and its hardware.
@@ -76,8 +77,9 @@ func processEfficiency(procs int) float64 {
 	return 1 - 0.45*math.Pow(0.35, float64(procs-1))
 }
 
-// tcpEfficiency is the share of a link's data rate iperf3 reads over TCP.
-const tcpEfficiency = 0.94
+// tcpEfficiency is the share of a link's data rate iperf3 reads over TCP: the share the
+// operator expects of a link at its documented rate.
+const tcpEfficiency = limits.TCPGoodputShare
 
 // jitter is a deterministic factor in [1-spread, 1] for key: runs of the same task on the
 // same node read slightly differently, as real ones do, but every run of the benchmark reads
