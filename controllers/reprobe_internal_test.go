@@ -12,9 +12,7 @@ import (
 // back to be measured - the devices for a device-bound limit, the links for one the network,
 // the servers' or the clients' links set - and there is no third round.
 func TestDoubtedLimit(t *testing.T) {
-	bound := func(b string) *v1alpha1.OperationLimit {
-		return &v1alpha1.OperationLimit{LimitBytesPerSecond: 1, Bottleneck: b}
-	}
+	bound := boundBy
 	exceeds := func(op limits.Operation) limits.Sweep {
 		return limits.Sweep{Warnings: []limits.Warning{{Reason: limits.WarningBelowExpectation, Operation: limits.Write},
 			{Reason: limits.WarningExceedsLimit, Operation: op}}}
@@ -54,13 +52,7 @@ func TestDoubtedLimit(t *testing.T) {
 // known to do - the lower of its documented figure and the best its node's probes measured
 // alone - is measured again; a reused one (its probe had the node to itself) is not.
 func TestDeviceFarBelowKnown(t *testing.T) {
-	fig := func(doc, got int64) *v1alpha1.ComponentFigure {
-		f := &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: &got}
-		if doc > 0 {
-			f.DocumentedBytesPerSecond = &doc
-		}
-		return f
-	}
+	fig := measuredFigure
 	comp := &v1alpha1.ComponentLimits{Nodes: []v1alpha1.NodeComponents{
 		{Name: "a", DeviceWrite: fig(150e6, 149e6), DeviceRead: fig(300e6, 299e6)},
 		{Name: "b", DeviceWrite: fig(150e6, 133e6), DeviceRead: fig(300e6, 300e6)},
@@ -105,16 +97,7 @@ func TestDeviceFarBelowKnown(t *testing.T) {
 // its documented rate, is measured again; at TCP's share of its rate, or bounding nothing, it
 // is not.
 func TestLinkFarBelowDocumented(t *testing.T) {
-	link := func(doc, got int64) *v1alpha1.ComponentFigure {
-		f := &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: &got}
-		if doc > 0 {
-			f.DocumentedBytesPerSecond = &doc
-		}
-		return f
-	}
-	bound := func(b string) *v1alpha1.OperationLimit {
-		return &v1alpha1.OperationLimit{LimitBytesPerSecond: 1, Bottleneck: b}
-	}
+	link, bound := measuredFigure, boundBy
 	pair := func(write string, docA, docB, got int64) *v1alpha1.ComponentLimits {
 		return &v1alpha1.ComponentLimits{Write: bound(write), Read: bound("devices"), Nodes: []v1alpha1.NodeComponents{
 			{Name: "a", Network: link(docA, got)}, {Name: "b", Network: link(docB, got)}}}
@@ -159,4 +142,18 @@ func TestDeviceProbeRound(t *testing.T) {
 	if got := deviceProbeRound(bb); got != 2 {
 		t.Errorf("round %d, want 2", got)
 	}
+}
+
+// measuredFigure is a component figure that measured got, documented doc (0: undocumented).
+func measuredFigure(doc, got int64) *v1alpha1.ComponentFigure {
+	f := &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: &got}
+	if doc > 0 {
+		f.DocumentedBytesPerSecond = &doc
+	}
+	return f
+}
+
+// boundBy is a stage-2 limit whose bottleneck is b.
+func boundBy(b string) *v1alpha1.OperationLimit {
+	return &v1alpha1.OperationLimit{LimitBytesPerSecond: 1, Bottleneck: b}
 }

@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -61,10 +62,7 @@ var _ = Describe("Stage 3 against the published stage-2 limit", func() {
 		// and 1.5 GB/s, above the 1.2 GB/s stage-2 read limit plus its 5% tolerance from the
 		// first point on (a read result published after the first point and dropped after
 		// the second could outlive a status patch from a stale cache).
-		finishPod(ctx, ns, "sl-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 0.45e9, 0.65e9))
-		finishPod(ctx, ns, "sl-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 0.45e9, 0.65e9))
-		finishPod(ctx, ns, "sl-sweep-1-0", corev1.PodSucceeded, idealReport(nodes[0], 4, 0.5e9, 0.75e9))
-		finishPod(ctx, ns, "sl-sweep-1-1", corev1.PodSucceeded, idealReport(nodes[1], 4, 0.5e9, 0.75e9))
+		finishQuickSweep(ctx, ns, "sl", nodes, 0.45e9, 0.65e9, 0.5e9, 0.75e9)
 		// A read above a network-bound limit: the links get a second look before anything is
 		// refused. They confirm their 0.3 GB/s.
 		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring))
@@ -94,17 +92,9 @@ var _ = Describe("Stage 3 against the published stage-2 limit", func() {
 	})
 
 	It("measures the links again when the sweep reads above a network-bound limit, and judges the sweep against the higher second round", func() {
-		bb, nodes := quickBeeGFS(ctx, ns, "relink")
-		probeBeeGFSDevices(ctx, ns, "relink", nodes)
 		// The first link probe read low (a real BeeGFS moved more through the same link).
-		finishNetwork(ctx, ns, "relink", nodes, 0.3e9)
-		finishPod(ctx, ns, "relink-storagebench-0", corev1.PodFailed, "")
-		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
-		Expect(get(ctx, bb).Status.Limits.Components.Write.LimitBytesPerSecond).To(Equal(int64(1.2e9)))
-		finishPod(ctx, ns, "relink-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 0.6e9, 0.65e9))
-		finishPod(ctx, ns, "relink-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 0.6e9, 0.65e9))
-		finishPod(ctx, ns, "relink-sweep-1-0", corev1.PodSucceeded, idealReport(nodes[0], 4, 0.95e9, 2.0e9))
-		finishPod(ctx, ns, "relink-sweep-1-1", corev1.PodSucceeded, idealReport(nodes[1], 4, 0.95e9, 2.0e9))
+		bb, nodes := lowFirstLinkRound(ctx, ns, "relink")
+		finishQuickSweep(ctx, ns, "relink", nodes, 0.6e9, 0.65e9, 0.95e9, 2.0e9)
 
 		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring))
 		Expect(condition(ctx, bb, v1alpha1.ConditionValidated)().Message).To(ContainSubstring("set by the network"))
@@ -131,18 +121,10 @@ var _ = Describe("Stage 3 against the published stage-2 limit", func() {
 	})
 
 	It("measures the links again when they set the limit far below their documented rate, though no sweep figure is above it", func() {
-		bb, nodes := quickBeeGFS(ctx, ns, "lowlink")
-		probeBeeGFSDevices(ctx, ns, "lowlink", nodes)
-		// The first link probe reads 0.3 GB/s of the documented 1.25 GB/s: the limit is
-		// network-bound at 1.2 GB/s, and the sweep stays under it.
-		finishNetwork(ctx, ns, "lowlink", nodes, 0.3e9)
-		finishPod(ctx, ns, "lowlink-storagebench-0", corev1.PodFailed, "")
-		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
-		Expect(get(ctx, bb).Status.Limits.Components.Write.Bottleneck).To(Equal("network"))
-		finishPod(ctx, ns, "lowlink-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 0.5e9, 0.5e9))
-		finishPod(ctx, ns, "lowlink-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 0.5e9, 0.5e9))
-		finishPod(ctx, ns, "lowlink-sweep-1-0", corev1.PodSucceeded, idealReport(nodes[0], 4, 0.58e9, 0.58e9))
-		finishPod(ctx, ns, "lowlink-sweep-1-1", corev1.PodSucceeded, idealReport(nodes[1], 4, 0.58e9, 0.58e9))
+		// The first link probe reads 0.3 GB/s of the documented 1.25 GB/s, and the sweep stays
+		// under the limit that sets.
+		bb, nodes := lowFirstLinkRound(ctx, ns, "lowlink")
+		finishQuickSweep(ctx, ns, "lowlink", nodes, 0.5e9, 0.5e9, 0.58e9, 0.58e9)
 
 		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring))
 		Expect(condition(ctx, bb, v1alpha1.ConditionValidated)().Message).To(ContainSubstring(
@@ -205,3 +187,29 @@ var _ = Describe("Stage 3 against the published stage-2 limit", func() {
 		tearDownWithTasks(ctx, bb)
 	})
 })
+
+// lowFirstLinkRound creates a quick beegfs burst buffer name on ns's two nodes (10G links
+// documented) and plays its stage 2: the devices as documented, a first link round of
+// 0.3 GB/s, no StorageBench. Its limit is network-bound, 2 x 0.3 GB/s x 2/1 = 1.2 GB/s.
+func lowFirstLinkRound(ctx context.Context, ns, name string) (*v1alpha1.BurstBuffer, []string) {
+	bb, nodes := quickBeeGFS(ctx, ns, name)
+	probeBeeGFSDevices(ctx, ns, name, nodes)
+	finishNetwork(ctx, ns, name, nodes, 0.3e9)
+	finishPod(ctx, ns, name+"-storagebench-0", corev1.PodFailed, "")
+	Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
+	comp := get(ctx, bb).Status.Limits.Components
+	Expect(comp.Write.LimitBytesPerSecond).To(Equal(int64(1.2e9)))
+	Expect(comp.Write.Bottleneck).To(Equal("network"))
+	return bb, nodes
+}
+
+// finishQuickSweep plays the first round of a quick sweep on two nodes: each node's run of
+// the point 2 x 1 writes w1 and reads r1 bytes/s, of 2 x 4 w4 and r4.
+func finishQuickSweep(ctx context.Context, ns, name string, nodes []string, w1, r1, w4, r4 float64) {
+	for k, node := range nodes {
+		finishPod(ctx, ns, fmt.Sprintf("%s-sweep-0-%d", name, k), corev1.PodSucceeded, idealReport(node, 1, w1, r1))
+	}
+	for k, node := range nodes {
+		finishPod(ctx, ns, fmt.Sprintf("%s-sweep-1-%d", name, k), corev1.PodSucceeded, idealReport(node, 4, w4, r4))
+	}
+}
