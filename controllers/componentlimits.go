@@ -65,7 +65,7 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(ctx context.Context, s 
 		msg += fmt.Sprintf(" (devices in round %d, the higher of the two rounds kept: the first round read low against the sweep, the documented figures or the nodes' earlier probes)", round)
 	}
 	if round := networkProbeRound(bb); round > 1 {
-		msg += fmt.Sprintf(" (links in round %d, the higher of the two rounds kept: a sweep figure had been above the first round's limit)", round)
+		msg += fmt.Sprintf(" (links in round %d, the higher of the two rounds kept: the first round read low against the sweep or the links' documented rates)", round)
 	}
 	if n := count(run.reused); n > 0 {
 		msg += fmt.Sprintf(" (%d device figure(s) reused from other burst buffers' probes, younger than %s)", n, reuseMaxAge(bb))
