@@ -194,14 +194,18 @@ func stopManager() {
 	}
 }
 
-// dumpOurGoroutines writes the stacks of the goroutines in the operator's code to the spec's
-// output.
+// dumpOurGoroutines writes the stacks of the goroutines in the operator's code and in its
+// manager to the test's standard error.
 func dumpOurGoroutines() {
 	var dump strings.Builder
 	_ = pprof.Lookup("goroutine").WriteTo(&dump, 2)
 	for _, g := range strings.Split(dump.String(), "\n\n") {
-		if strings.Contains(g, "beeburst/beeburst/controllers") || strings.Contains(g, "beeburst/beeburst/internal") {
-			fmt.Fprintln(GinkgoWriter, g)
+		// The manager's own (its runnables, their sources and workers) too: what keeps it
+		// from stopping may wait in controller-runtime on behalf of our code.
+		if strings.Contains(g, "beeburst/beeburst/controllers") || strings.Contains(g, "beeburst/beeburst/internal") ||
+			strings.Contains(g, "sigs.k8s.io/controller-runtime/pkg/") {
+			// Straight to the log: a failure outside a spec may not show the spec's output.
+			fmt.Fprintln(os.Stderr, g)
 		}
 	}
 }
