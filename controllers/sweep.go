@@ -115,9 +115,9 @@ func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (c
 // componentSecondLook sends a stage-2 component back to be measured, once, when the sweep
 // judged so far says its first round read low: a point above a limit that the component
 // sets (limits.RecheckComponent), a device far below what it is known to do, or a link that
-// sets a limit far below its documented rate. started says
-// it did (the sweep waits for it, and is judged again on the second round). Past the budget
-// nothing starts: the summary says what was left unsettled.
+// sets a limit far below its documented rate. started says it did (the sweep waits for it,
+// and is judged again on the second round). Past the budget nothing starts: the summary says
+// what was left unsettled.
 func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scope, an limits.Sweep) (ctrl.Result, bool, error) {
 	comp := s.bb.Status.Limits.Components
 	w, limit, which := doubtedLimit(comp, an)
