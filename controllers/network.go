@@ -160,10 +160,7 @@ func networkWarnings(s *scope, comp *v1alpha1.ComponentLimits, pairs []netPair) 
 		if nc == nil || nc.DocumentedBytesPerSecond == nil || nc.MeasuredBytesPerSecond == nil {
 			return nil
 		}
-		doc, got := float64(*nc.DocumentedBytesPerSecond), float64(*nc.MeasuredBytesPerSecond)
-		if other := comp.Nodes[1].Network; other != nil && other.DocumentedBytesPerSecond != nil {
-			doc = min(doc, float64(*other.DocumentedBytesPerSecond))
-		}
+		doc, got := linkDocumented(comp, 0), float64(*nc.MeasuredBytesPerSecond)
 		if got >= belowDocumentedShare*doc {
 			return nil
 		}
@@ -179,6 +176,23 @@ func networkWarnings(s *scope, comp *v1alpha1.ComponentLimits, pairs []netPair) 
 		}
 	}
 	return out
+}
+
+// linkDocumented is the documented rate that node i's measured link figure is judged
+// against: its own, or with two nodes - whose figure is the pair's - the lower of the two
+// ends'. 0 when undocumented.
+func linkDocumented(comp *v1alpha1.ComponentLimits, i int) float64 {
+	nc := comp.Nodes[i].Network
+	if nc == nil || nc.DocumentedBytesPerSecond == nil {
+		return 0
+	}
+	doc := float64(*nc.DocumentedBytesPerSecond)
+	if len(comp.Nodes) == 2 {
+		if o := comp.Nodes[1-i].Network; o != nil && o.DocumentedBytesPerSecond != nil {
+			doc = min(doc, float64(*o.DocumentedBytesPerSecond))
+		}
+	}
+	return doc
 }
 
 // reconcileNetwork is stage 2's links, once every device probe ended. They are measured every

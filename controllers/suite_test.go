@@ -170,7 +170,7 @@ func startManager() {
 		err := mgr.Start(ctx)
 		if err != nil {
 			// A visit that did not end within the grace period still runs: show where it waits.
-			dumpOurGoroutines()
+			dumpManagerGoroutines()
 		}
 		Expect(err).To(Succeed())
 	}()
@@ -189,14 +189,14 @@ func stopManager() {
 	case <-time.After(shutdownGrace + 10*time.Second):
 		// A visit that ignores its context keeps the manager from stopping, as it would keep a
 		// real operator from handing over its lease: show where it waits.
-		dumpOurGoroutines()
+		dumpManagerGoroutines()
 		Fail(fmt.Sprintf("the manager did not stop within %s of its context's end (goroutines above)", shutdownGrace+10*time.Second))
 	}
 }
 
-// dumpOurGoroutines writes the stacks of the goroutines in the operator's code and in its
+// dumpManagerGoroutines writes the stacks of the goroutines in the operator's code and in its
 // manager to the test's standard error.
-func dumpOurGoroutines() {
+func dumpManagerGoroutines() {
 	var dump strings.Builder
 	_ = pprof.Lookup("goroutine").WriteTo(&dump, 2)
 	for _, g := range strings.Split(dump.String(), "\n\n") {

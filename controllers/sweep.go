@@ -226,26 +226,21 @@ func deviceFarBelowKnown(comp *v1alpha1.ComponentLimits, known map[string]nodeca
 // own, or through the servers' or the clients' links) and a node's link measured under
 // limits.RemeasureBelowShare of what TCP moves at its documented data rate
 // (limits.TCPGoodputShare of it); "" otherwise. With two nodes the figure is the pair's, and
-// so is the documented rate: the lower of the two ends. A link that bounds nothing is not
+// so is the documented rate (linkDocumented). A link that bounds nothing is not
 // measured again: its figure changes no limit. Links have no cached best to judge them by, as
 // devices do: a pair's figure depends on both of its ends.
 func linkFarBelowDocumented(comp *v1alpha1.ComponentLimits) string {
 	if comp == nil || !linksSetALimit(comp) {
 		return ""
 	}
-	pair := len(comp.Nodes) == 2
 	for i, n := range comp.Nodes {
 		nc := n.Network
-		if nc == nil || nc.MeasuredBytesPerSecond == nil || nc.DocumentedBytesPerSecond == nil {
+		if nc == nil || nc.MeasuredBytesPerSecond == nil {
 			continue
 		}
-		got, doc := float64(*nc.MeasuredBytesPerSecond), float64(*nc.DocumentedBytesPerSecond)
+		got, doc := float64(*nc.MeasuredBytesPerSecond), linkDocumented(comp, i)
 		what := fmt.Sprintf("node %s's link", n.Name)
-		if pair {
-			other := comp.Nodes[1-i]
-			if o := other.Network; o != nil && o.DocumentedBytesPerSecond != nil {
-				doc = min(doc, float64(*o.DocumentedBytesPerSecond))
-			}
+		if len(comp.Nodes) == 2 {
 			what = fmt.Sprintf("the link between %s and %s", comp.Nodes[0].Name, comp.Nodes[1].Name)
 		}
 		if limits.FarBelowDocumented(got, limits.TCPGoodputShare*doc, limits.RemeasureBelowShare) {
