@@ -270,6 +270,14 @@ func (r *BurstBufferReconciler) compareSide(ctx context.Context, s *scope, t com
 	var failures, stuck []string
 	running := false
 	var pods, waiting []*corev1.Pod
+	// cannotStart records a pod of the side that cannot start on node.
+	cannotStart := func(p *corev1.Pod, node string, b *nodetask.Blocked) {
+		if b.Cause == nodetask.Unschedulable && t.scheduled {
+			stuck = append(stuck, fmt.Sprintf("%s for node %s, which it can never be scheduled on as it is: %s", p.Name, node, b.Detail))
+			return
+		}
+		failures = append(failures, fmt.Sprintf("node %s: %s", node, r.blockedText(s.bb, p, b)))
+	}
 	for i := 0; i < m && i < len(s.nodes); i++ {
 		node := s.nodes[i]
 		st, msg, cur, err := r.runMeasuring(ctx, s, r.comparePod(s, t, side, i, node, n, seconds))
@@ -293,11 +301,7 @@ func (r *BurstBufferReconciler) compareSide(ctx context.Context, s *scope, t com
 				// It cannot start (runMeasuring): said now, and it goes - a pod that waits
 				// would hold the nodes until its deadline.
 				pods = append(pods, cur)
-				if b.Cause == nodetask.Unschedulable && t.scheduled {
-					stuck = append(stuck, fmt.Sprintf("%s for node %s, which it can never be scheduled on as it is: %s", cur.Name, node, b.Detail))
-					continue
-				}
-				failures = append(failures, fmt.Sprintf("node %s: %s", node, r.blockedText(s.bb, cur, b)))
+				cannotStart(cur, node, b)
 				continue
 			}
 			if _, _, ran := ranBetween(cur, r.Now()); !ran && side == sideOther {
@@ -323,6 +327,16 @@ func (r *BurstBufferReconciler) compareSide(ctx context.Context, s *scope, t com
 				continue
 			}
 			runs = append(runs, run)
+		}
+	}
+	if len(pods) > 0 && len(waiting) > 0 {
+		// The other nodes' kubelets may be about to say the same: the verdict names them all.
+		more, heard, err := r.othersHeard(ctx, s, pods, waiting)
+		if err != nil || !heard {
+			return nil, "", !heard, err
+		}
+		for _, p := range more {
+			cannotStart(p, nodeOf(p), s.blocked[p.Name])
 		}
 	}
 	// A pod that waits for the scheduler, or cannot start, would hold the nodes' locks until

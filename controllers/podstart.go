@@ -32,6 +32,11 @@ const (
 	startGrace = 2 * time.Second
 	// startRecheck is how often the events of a pod that has not started are read again.
 	startRecheck = 3 * time.Second
+	// siblingGrace: once a pod of a measuring step cannot start, the kubelets of the step's
+	// other waiting pods have this long to say the same before the verdict, so that it names
+	// every node where it is so. Kubelets report seconds apart, and their events are read per
+	// pod; a verdict on the first word would name one node of several.
+	siblingGrace = 2 * time.Second
 )
 
 // engineComponents are the pods of the engines' Provision (the file system itself).
@@ -43,6 +48,8 @@ var engineComponents = []string{nodetask.ComponentPrepare, nodetask.ComponentMod
 type podEvents struct {
 	mu   sync.Mutex
 	read map[types.UID]eventsRead
+	// blocked is when each pod was first seen unable to start (siblingGrace runs from it).
+	blocked map[types.UID]time.Time
 }
 
 type eventsRead struct {
@@ -69,6 +76,40 @@ func (c *podEvents) put(uid types.UID, e eventsRead) {
 		}
 	}
 	c.read[uid] = e
+}
+
+// readAt is when uid's events were last read (zero: never, or long ago).
+func (c *podEvents) readAt(uid types.UID) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.read[uid].at
+}
+
+// forget drops uid's events: they are read on the next ask.
+func (c *podEvents) forget(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.read, uid)
+}
+
+// firstBlocked is when pod uid was first seen unable to start, now if this is the first time.
+func (c *podEvents) firstBlocked(uid types.UID, now time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.blocked == nil {
+		c.blocked = map[types.UID]time.Time{}
+	}
+	for k, t := range c.blocked {
+		if now.Sub(t) > time.Minute {
+			delete(c.blocked, k) // its verdict is long given
+		}
+	}
+	t, ok := c.blocked[uid]
+	if !ok {
+		t = now
+		c.blocked[uid] = t
+	}
+	return t
 }
 
 // whyNotStarted says whether a pod that never ran cannot start (nil: it may yet, or it ran),
@@ -110,6 +151,46 @@ func (r *BurstBufferReconciler) whyNotStarted(ctx context.Context, p *corev1.Pod
 		recheck = 0
 	}
 	return b, waiting, recheck, nil
+}
+
+// othersHeard holds a measuring step's verdict on its pods that cannot start (blocked) until
+// the kubelets of its other waiting pods had siblingGrace to say the same. It returns false
+// while the grace runs (a visit is asked for when it ends); then the waiting pods whose
+// events were not read since are read again, and those that cannot start either are
+// returned, recorded in s.blocked.
+func (r *BurstBufferReconciler) othersHeard(ctx context.Context, s *scope, blocked, waiting []*corev1.Pod) ([]*corev1.Pod, bool, error) {
+	now := r.Now()
+	first := now
+	for _, p := range blocked {
+		if t := r.podEvents.firstBlocked(p.UID, now); t.Before(first) {
+			first = t
+		}
+	}
+	if left := siblingGrace - now.Sub(first); left > 0 {
+		s.recheckPods(left)
+		return nil, false, nil
+	}
+	var more []*corev1.Pod
+	for _, p := range waiting {
+		if slices.Contains(blocked, p) {
+			continue
+		}
+		if r.podEvents.readAt(p.UID).Before(first.Add(siblingGrace)) {
+			r.podEvents.forget(p.UID)
+		}
+		b, _, _, err := r.whyNotStarted(ctx, p)
+		if err != nil {
+			return nil, false, err
+		}
+		if b != nil {
+			if s.blocked == nil {
+				s.blocked = map[string]*nodetask.Blocked{}
+			}
+			s.blocked[p.Name] = b
+			more = append(more, p)
+		}
+	}
+	return more, true, nil
 }
 
 // recheckPods asks for a visit after d (the earliest of a visit's asks wins).
