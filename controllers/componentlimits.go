@@ -189,11 +189,18 @@ func nodeComponents(bb *v1alpha1.BurstBuffer, obj *corev1.Node, m nodeMeasured, 
 		}
 	}
 	var warnings []v1alpha1.Warning
-	if c := f.Conditions; c != nil && len(c.OtherPods) > 0 && !m.reused {
+	if c := f.Conditions; c != nil && (len(c.OtherPods) > 0 || c.OtherTraffic != "") && !m.reused {
+		var what []string
+		if len(c.OtherPods) > 0 {
+			what = append(what, fmt.Sprintf("other beeburst pods ran on the node (%s)", strings.Join(limit(c.OtherPods, 4), ", ")))
+		}
+		if c.OtherTraffic != "" {
+			what = append(what, "its device "+c.OtherTraffic)
+		}
 		warnings = append(warnings, v1alpha1.Warning{
 			Reason: v1alpha1.WarningNodeBusy, Node: node, Component: "device",
-			Message: fmt.Sprintf("node %s: other beeburst pods ran on the node while its device was probed (%s): the device figures may be low; they are published for this burst buffer but not kept for reuse",
-				node, strings.Join(limit(c.OtherPods, 4), ", ")),
+			Message: fmt.Sprintf("node %s: while its device was probed, %s: the device figures may be low; they are published for this burst buffer but not kept for reuse",
+				node, strings.Join(what, ", and ")),
 		})
 	}
 	warnings = append(warnings, belowDocumented(node, "device-write", nc.DeviceWrite)...)

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,8 @@ func TestNodeComponents(t *testing.T) {
 	figs := nodecache.Figures{Node: "n1", MeasuredTime: now, DeviceWriteBytesPerSecond: 950, DeviceReadBytesPerSecond: 1000}
 	busy := figs
 	busy.Conditions = &nodecache.Conditions{OtherPods: []string{"a/x", "b/y"}}
+	traffic := figs
+	traffic.Conditions = &nodecache.Conditions{Exclusive: true, OtherTraffic: "loop1 moved 115.3 MB that the run did not (304.1 MB of its own)"}
 	link := 500.0
 	first := &v1alpha1.NodeComponents{Name: "n1", DeviceWrite: &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: ptr.To(int64(1200))},
 		DeviceRead: &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: ptr.To(int64(900))}}
@@ -33,6 +36,7 @@ func TestNodeComponents(t *testing.T) {
 		docW          *int64
 		network       bool
 		warnings      []string // reasons, in order
+		message       string   // a fragment of the first warning's message
 		firstW, first int64    // the first round's figures kept (0: none)
 	}{
 		{name: "no documented figures", node: nil, m: nodeMeasured{node: "n1", figures: figs}, write: 950, read: 1000},
@@ -40,6 +44,8 @@ func TestNodeComponents(t *testing.T) {
 			write: 950, read: 1000, docW: ptr.To(int64(1000)), warnings: []string{v1alpha1.WarningBelowDocumented}},
 		{name: "busy node warned, link published", node: nil, m: nodeMeasured{node: "n1", figures: busy, link: &link},
 			write: 950, read: 1000, network: true, warnings: []string{v1alpha1.WarningNodeBusy}},
+		{name: "foreign bytes on the device warned", node: nil, m: nodeMeasured{node: "n1", figures: traffic},
+			write: 950, read: 1000, warnings: []string{v1alpha1.WarningNodeBusy}, message: "while its device was probed, its device loop1 moved 115.3 MB that the run did not"},
 		{name: "busy but reused: no warning", node: nil, m: nodeMeasured{node: "n1", figures: busy, reused: true}, write: 950, read: 1000},
 		{name: "second round keeps the higher", node: nil, m: nodeMeasured{node: "n1", figures: figs, first: first}, round2: true,
 			write: 1200, read: 1000, firstW: 1200, first: 900},
@@ -81,6 +87,9 @@ func TestNodeComponents(t *testing.T) {
 				if reasons[i] != tc.warnings[i] {
 					t.Errorf("warnings %v, want %v", reasons, tc.warnings)
 				}
+			}
+			if tc.message != "" && !strings.Contains(ws[0].Message, tc.message) {
+				t.Errorf("warning %q, want it to say %q", ws[0].Message, tc.message)
 			}
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/conditions"
+	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/parallel"
@@ -106,18 +107,20 @@ func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i i
 		}
 		return st, "", nil, err
 	}
-	f, err := probeFigures(msg)
+	f, traffic, err := probeFigures(msg)
 	if err != nil {
 		return st, fmt.Sprintf("node %s: %v", node, err), nil, nil
 	}
 	f.Node, f.StoragePath, f.MeasuredBy = node, bb.Spec.Storage.Path, bb.Namespace+"/"+bb.Name
-	return st, "", &endedProbe{pod: pod, figures: f}, nil
+	return st, "", &endedProbe{pod: pod, figures: f, otherTraffic: traffic}, nil
 }
 
 // endedProbe is a device probe that ended with figures, before its conditions are decided.
 type endedProbe struct {
 	pod     *corev1.Pod
 	figures nodecache.Figures
+	// otherTraffic: what the node's device moved beside the probe that it did not ("": none).
+	otherTraffic string
 }
 
 // keepProbeFigures decides each ended probe's conditions (recorded on its pod the first
@@ -127,7 +130,7 @@ type endedProbe struct {
 func (r *BurstBufferReconciler) keepProbeFigures(ctx context.Context, s *scope, ended []endedProbe) error {
 	conds := make([]*nodecache.Conditions, len(ended))
 	if err := parallel.Do(len(ended), func(i int) (err error) {
-		conds[i], err = r.probeConditions(ctx, s, ended[i].pod, ended[i].figures)
+		conds[i], err = r.probeConditions(ctx, s, ended[i].pod, ended[i].figures, ended[i].otherTraffic)
 		return err
 	}); err != nil {
 		return err
@@ -186,25 +189,32 @@ func recordDiscovered(bb *v1alpha1.BurstBuffer, figures map[string]nodecache.Fig
 }
 
 // probeFigures reads a device probe's report from its termination message.
-func probeFigures(msg string) (nodecache.Figures, error) {
+func probeFigures(msg string) (nodecache.Figures, string, error) {
 	rep, err := readReport(msg)
 	if err != nil {
-		return nodecache.Figures{}, fmt.Errorf("unreadable probe report: %v", err)
+		return nodecache.Figures{}, "", fmt.Errorf("unreadable probe report: %v", err)
 	}
 	if rep.Phase != bench.PhaseSucceeded {
-		return nodecache.Figures{}, fmt.Errorf("probe %s: %s", rep.Phase, rep.Message)
+		return nodecache.Figures{}, "", fmt.Errorf("probe %s: %s", rep.Phase, rep.Message)
 	}
 	f := nodecache.Figures{MeasuredTime: rep.EndTime, FreeBytes: rep.FreeBytes, Hardware: rep.Hardware}
+	var write, read bench.Result
 	for _, res := range rep.Results {
 		switch res.Operation {
 		case bench.OpWrite:
-			f.DeviceWriteBytesPerSecond = int64(res.BytesPerSecond)
+			f.DeviceWriteBytesPerSecond, write = int64(res.BytesPerSecond), res
 		case bench.OpRead:
-			f.DeviceReadBytesPerSecond = int64(res.BytesPerSecond)
+			f.DeviceReadBytesPerSecond, read = int64(res.BytesPerSecond), res
 		}
 	}
 	if f.DeviceWriteBytesPerSecond <= 0 || f.DeviceReadBytesPerSecond <= 0 {
-		return f, fmt.Errorf("probe report has no write and read figures")
+		return f, "", fmt.Errorf("probe report has no write and read figures")
 	}
-	return f, nil
+	// Both phases together, as a sweep run's: writes the page cache still held when the
+	// write phase ended reach the device during the read phase.
+	var traffic string
+	if write.Device != "" && write.Device == read.Device {
+		traffic = limits.ForeignTraffic(write.Device, float64(write.DeviceBytes+read.DeviceBytes), float64(write.Bytes+read.Bytes))
+	}
+	return f, traffic, nil
 }

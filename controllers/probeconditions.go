@@ -33,16 +33,16 @@ const (
 )
 
 // probeConditions are the conditions under which a device probe measured its figures f: the
-// recorded ones, or, the first time, decided now - and the figures kept for reuse (the
-// per-node cache) only when the probe had the node to itself.
-func (r *BurstBufferReconciler) probeConditions(ctx context.Context, s *scope, pod *corev1.Pod, f nodecache.Figures) (*nodecache.Conditions, error) {
-	c, err := r.runConditions(ctx, s, pod, f.Node, f.MeasuredTime)
+// recorded ones, or, the first time, decided now (otherTraffic from its report) - and the
+// figures kept for reuse (the per-node cache) only when the probe had the node to itself.
+func (r *BurstBufferReconciler) probeConditions(ctx context.Context, s *scope, pod *corev1.Pod, f nodecache.Figures, otherTraffic string) (*nodecache.Conditions, error) {
+	c, err := r.runConditions(ctx, s, pod, f.Node, f.MeasuredTime, otherTraffic)
 	if err != nil || c == nil {
 		return c, err
 	}
 	if !c.Alone() {
 		logf.FromContext(ctx).Info("device figures not kept for reuse: the probe did not have the node to itself", "node", f.Node,
-			"exclusive", c.Exclusive, "otherPods", c.OtherPods)
+			"exclusive", c.Exclusive, "otherPods", c.OtherPods, "otherTraffic", c.OtherTraffic)
 		return c, nil
 	}
 	f.Conditions = c
@@ -50,10 +50,10 @@ func (r *BurstBufferReconciler) probeConditions(ctx context.Context, s *scope, p
 }
 
 // runConditions are the conditions under which a measuring pod on node ran (measured: when
-// its report says it ended): the ones recorded on the pod, or, the first time, decided now and
-// recorded on it - later visits must not decide again when the pods that shared the node are
-// gone. Nil for no pod.
-func (r *BurstBufferReconciler) runConditions(ctx context.Context, s *scope, pod *corev1.Pod, node string, measured time.Time) (*nodecache.Conditions, error) {
+// its report says it ended; otherTraffic: what the device moved beside it, from its report):
+// the ones recorded on the pod, or, the first time, decided now and recorded on it - later
+// visits must not decide again when the pods that shared the node are gone. Nil for no pod.
+func (r *BurstBufferReconciler) runConditions(ctx context.Context, s *scope, pod *corev1.Pod, node string, measured time.Time, otherTraffic string) (*nodecache.Conditions, error) {
 	if pod == nil {
 		return nil, nil
 	}
@@ -71,7 +71,9 @@ func (r *BurstBufferReconciler) runConditions(ctx context.Context, s *scope, pod
 	if err != nil {
 		return nil, err
 	}
-	return r.recordConditions(ctx, pod, podConditions(pod, node, start, others))
+	c := podConditions(pod, node, start, others)
+	c.OtherTraffic = otherTraffic
+	return r.recordConditions(ctx, pod, c)
 }
 
 // podConditions are the conditions of a measuring pod on node from start, with others the

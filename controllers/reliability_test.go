@@ -346,6 +346,36 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 		Eventually(podExists(ctx, ns, "next-probe-dev-1"), timeout).Should(BeTrue())
 	})
 
+	It("does not keep a device figure whose device moved bytes the probe did not, and says so", func() {
+		// No other beeburst pod on the node: another burst buffer's BeeGFS storage service
+		// there serves its clients on other nodes. Only the device's own counters show it.
+		bb := quick("traffic")
+		bb.Spec.Validation.ReuseComponentResultsFor = "1h"
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared("traffic")
+		finishPod(ctx, ns, "traffic-probe-dev-0", corev1.PodSucceeded, busyDeviceReport(nodes[0], 300e6, 400e6, 500e6))
+		finishPod(ctx, ns, "traffic-probe-dev-1", corev1.PodSucceeded, busyDeviceReport(nodes[1], 300e6, 400e6, 4e6))
+		Eventually(func() map[string]string { return getPod(ctx, ns, "traffic-probe-dev-0")().Annotations }, timeout).Should(
+			HaveKeyWithValue("beeburst.io/conditions", ContainSubstring(`"otherTraffic":"loop1 moved 500.0 MB`)), "decided once, recorded on the probe's pod")
+		finishNetwork(ctx, ns, "traffic", nodes, 118e6)
+		finishPod(ctx, ns, "traffic-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
+		finishPod(ctx, ns, "traffic-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+
+		cur := get(ctx, bb)
+		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[0]), HaveField("Component", "device"),
+			HaveField("Message", ContainSubstring("while its device was probed, its device loop1 moved 500.0 MB that the run did not (2.1 GB of its own)")))))
+		Expect(cur.Status.Warnings).NotTo(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[1]))),
+			"4 MB beside the probe is the file system's own metadata and journal")
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(nodes[0])}, &corev1.ConfigMap{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a figure taken beside foreign traffic is not cached")
+		var cm corev1.ConfigMap
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(nodes[1])}, &cm)).To(Succeed())
+		f, err := nodecache.Read(&cm)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(f.Conditions.Alone()).To(BeTrue())
+	})
+
 	It("measures a drive that never reaches its datasheet twice for the first burst buffer on it, not for every one", func() {
 		// Node a's drive writes 270 MB/s of its documented 300 MB/s (90%), every time.
 		first := quick("first")

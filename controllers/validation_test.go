@@ -30,6 +30,20 @@ func deviceReport(node string, write, read float64) string {
 	return string(b)
 }
 
+// busyDeviceReport is deviceReport from a node whose device moved foreign bytes beside the
+// probe's own (3 s of each phase).
+func busyDeviceReport(node string, write, read, foreign float64) string {
+	var rep bench.Report
+	_ = json.Unmarshal([]byte(deviceReport(node, write, read)), &rep)
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		r.Bytes = int64(r.BytesPerSecond * r.RuntimeSeconds)
+		r.Device, r.DeviceBytes = "loop1", r.Bytes+int64(foreign/2)
+	}
+	b, _ := json.Marshal(rep)
+	return string(b)
+}
+
 // idealReport is a sweep run's report. Its window is short: the specs play pods' ends
 // seconds apart, and a sweep point is judged disturbed by other burst buffers' pods that ran
 // beside its window (secondlook.go).

@@ -59,16 +59,24 @@ func Disturbance(runs []RunConditions) []string {
 		for _, p := range r.OtherPods {
 			out = append(out, fmt.Sprintf("node %s: %s", r.Node, p))
 		}
-		if r.Device == "" {
-			continue
-		}
-		if extra := r.DeviceBytes - r.OwnBytes; extra > ForeignFloor && extra > ForeignShare*r.OwnBytes {
-			out = append(out, fmt.Sprintf("node %s: %s moved %s that the run did not (%s of its own)", r.Node, r.Device,
-				FormatBytes(extra), FormatBytes(r.OwnBytes)))
+		if f := ForeignTraffic(r.Device, r.DeviceBytes, r.OwnBytes); f != "" {
+			out = append(out, fmt.Sprintf("node %s: %s", r.Node, f))
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ForeignTraffic says what a node's device moved beside a run that the run did not, "" when
+// nothing beyond file system metadata and the journal (or the run could not tell: no device).
+func ForeignTraffic(device string, deviceBytes, ownBytes float64) string {
+	if device == "" {
+		return ""
+	}
+	if extra := deviceBytes - ownBytes; extra > ForeignFloor && extra > ForeignShare*ownBytes {
+		return fmt.Sprintf("%s moved %s that the run did not (%s of its own)", device, FormatBytes(extra), FormatBytes(ownBytes))
+	}
+	return ""
 }
 
 // PointRound is one measurement of a sweep point: its write and read aggregates and what

@@ -138,6 +138,10 @@ type Conditions struct {
 	// on the node while the probe ran. Figures with any are not kept for reuse; the list is
 	// part of the record for the burst buffer that published them.
 	OtherPods []string `json:"otherPods,omitempty"`
+	// OtherTraffic says what the node's device moved beside the probe that the probe did
+	// not (another burst buffer's BeeGFS service serving its clients elsewhere, any other
+	// work on the device); "" when nothing. Figures with any are not kept for reuse either.
+	OtherTraffic string `json:"otherTraffic,omitempty"`
 	// Probe is how the device was measured (tool and arguments), and Image the agent image
 	// that ran it: a figure of another method is not the same figure.
 	Probe string `json:"probe,omitempty"`
@@ -145,7 +149,9 @@ type Conditions struct {
 }
 
 // Alone says whether the probe had the node to itself.
-func (c *Conditions) Alone() bool { return c != nil && c.Exclusive && len(c.OtherPods) == 0 }
+func (c *Conditions) Alone() bool {
+	return c != nil && c.Exclusive && len(c.OtherPods) == 0 && c.OtherTraffic == ""
+}
 
 // Together are the conditions of one measurement that ran on several nodes at once (a
 // metadata benchmark: clients on every node): from the first start, exclusive only when every
@@ -156,7 +162,7 @@ func Together(parts []*Conditions) *Conditions {
 		return nil
 	}
 	out := &Conditions{Exclusive: true}
-	var locks, probes, images []string
+	var locks, probes, images, traffic []string
 	for _, c := range parts {
 		if c == nil {
 			out.Exclusive = false
@@ -168,10 +174,12 @@ func Together(parts []*Conditions) *Conditions {
 		out.Exclusive = out.Exclusive && c.Exclusive
 		out.OtherPods = append(out.OtherPods, c.OtherPods...)
 		locks, probes, images = appendNew(locks, c.Lock), appendNew(probes, c.Probe), appendNew(images, c.Image)
+		traffic = appendNew(traffic, c.OtherTraffic)
 	}
 	sort.Strings(out.OtherPods)
 	out.OtherPods = slices.Compact(out.OtherPods)
 	out.Lock, out.Probe, out.Image = strings.Join(locks, ","), strings.Join(probes, "; "), strings.Join(images, ",")
+	out.OtherTraffic = strings.Join(traffic, "; ")
 	return out
 }
 

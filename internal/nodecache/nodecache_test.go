@@ -121,6 +121,13 @@ func TestTogether(t *testing.T) {
 	if c := Together([]*Conditions{a, {StartTime: t0}}); c.Alone() {
 		t.Error("a part without the node's lock makes the whole not exclusive")
 	}
+	traffic := &Conditions{StartTime: t0, Exclusive: true, OtherTraffic: "loop1 moved 115.3 MB that the run did not (304.1 MB of its own)"}
+	if traffic.Alone() {
+		t.Error("bytes on the device that the probe did not move: not alone")
+	}
+	if c := Together([]*Conditions{a, traffic}); c.Alone() || c.OtherTraffic != traffic.OtherTraffic {
+		t.Errorf("foreign traffic beside one part: %+v", c)
+	}
 	if c := Together([]*Conditions{a, nil}); c.Alone() {
 		t.Error("a part without conditions makes the whole not exclusive")
 	}
