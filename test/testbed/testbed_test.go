@@ -185,23 +185,28 @@ func testLinkShaping(t *testing.T, hw hardware) {
 		t.Skip("links are not shaped")
 	}
 	ns := testNamespace(t)
-	applyPod(t, ns, "iperf3-server", server, []string{"iperf3", "-s", "-1", "-p", "5201"}, false)
-	kubectl(t, "-n", ns, "wait", "--for=condition=Ready", "pod/iperf3-server", "--timeout=60s")
-	ip := kubectl(t, "-n", ns, "get", "pod", "iperf3-server", "-o", "jsonpath={.status.podIP}")
-	applyPod(t, ns, "iperf3-client", client, []string{"iperf3", "-c", ip, "-p", "5201", "-t", "4", "-O", "1", "-J"}, false)
-	out := podOutput(t, ns, "iperf3-client")
-	var res struct {
-		Error string `json:"error"`
-		End   struct {
-			SumReceived struct {
-				BitsPerSecond float64 `json:"bits_per_second"`
-			} `json:"sum_received"`
-		} `json:"end"`
-	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Error != "" {
-		t.Fatalf("iperf3: %v %s\n%s", err, res.Error, out)
-	}
-	within(t, fmt.Sprintf("iperf3 %s -> %s (bits/s)", client, server), res.End.SumReceived.BitsPerSecond, float64(rate))
+	what := fmt.Sprintf("iperf3 %s -> %s (bits/s)", client, server)
+	got := lowTwice(t, what, float64(rate), func(round string) float64 {
+		srv, cl := "iperf3-server"+round, "iperf3-client"+round
+		applyPod(t, ns, srv, server, []string{"iperf3", "-s", "-1", "-p", "5201"}, false)
+		kubectl(t, "-n", ns, "wait", "--for=condition=Ready", "pod/"+srv, "--timeout=60s")
+		ip := kubectl(t, "-n", ns, "get", "pod", srv, "-o", "jsonpath={.status.podIP}")
+		applyPod(t, ns, cl, client, []string{"iperf3", "-c", ip, "-p", "5201", "-t", "4", "-O", "1", "-J"}, false)
+		out := podOutput(t, ns, cl)
+		var res struct {
+			Error string `json:"error"`
+			End   struct {
+				SumReceived struct {
+					BitsPerSecond float64 `json:"bits_per_second"`
+				} `json:"sum_received"`
+			} `json:"end"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Error != "" {
+			t.Fatalf("iperf3: %v %s\n%s", err, res.Error, out)
+		}
+		return res.End.SumReceived.BitsPerSecond
+	})
+	within(t, what, got, float64(rate))
 }
 
 // testDiskCaps: fio --direct=1 sequential write, then read, on the node's NVMe from a pod.
@@ -244,17 +249,31 @@ func testDiskCaps(t *testing.T, hw hardware) {
 		}
 		return res.Jobs[0].Write.BwBytes, res.Jobs[0].Write.IoBytes
 	}
-	w, written := fio("fio-write", "write", 1<<30)
+	var written int64
+	what := "fio direct write on " + node + " (bytes/s)"
+	w := lowTwice(t, what, float64(wcap), func(round string) float64 {
+		bw, n := fio("fio-write"+round, "write", 1<<30)
+		written = max(written, n) // a second round writes the same file from its start
+		return bw
+	})
 	if wcap > 0 {
-		within(t, "fio direct write on "+node+" (bytes/s)", w, float64(wcap))
+		within(t, what, w, float64(wcap))
 	}
 	written = min(written, 1<<30) &^ (1<<20 - 1)
 	if written < 64<<20 {
 		t.Fatalf("the write wrote only %d bytes", written)
 	}
-	r, _ := fio("fio-read", "read", written)
+	// The read removes the file: a second round writes it again first.
+	what = "fio direct read on " + node + " (bytes/s)"
+	r := lowTwice(t, what, float64(rcap), func(round string) float64 {
+		if round != "" {
+			fio("fio-rewrite"+round, "write", written)
+		}
+		bw, _ := fio("fio-read"+round, "read", written)
+		return bw
+	})
 	if rcap > 0 {
-		within(t, "fio direct read on "+node+" (bytes/s)", r, float64(rcap))
+		within(t, what, r, float64(rcap))
 	}
 }
 
@@ -267,33 +286,61 @@ func testDiskCapPerContainer(t *testing.T, hw hardware) {
 		t.Skip("disks are not capped")
 	}
 	ns := testNamespace(t)
-	names := []string{"fio-a", "fio-b"}
-	for _, n := range names {
-		file := hw["TESTBED_NVME_PATH"] + "/beeburst-prove-" + ns + "-" + n
-		applyPod(t, ns, n, node, []string{"sh", "-c", "fio --name=w --filename=" + file +
-			" --rw=write --bs=1M --direct=1 --ioengine=psync --size=1G --time_based --runtime=4 --output-format=json && rm -f " + file}, true)
+	// Each round's figures, per pod; the round held against the cap is the one whose lower
+	// pod moved more.
+	rounds := map[string][]float64{}
+	what := "concurrent fio direct write in the lower of two pods on " + node + " (bytes/s)"
+	lowTwice(t, what, float64(wcap), func(round string) float64 {
+		names := []string{"fio-a" + round, "fio-b" + round}
+		for _, n := range names {
+			file := hw["TESTBED_NVME_PATH"] + "/beeburst-prove-" + ns + "-" + n
+			applyPod(t, ns, n, node, []string{"sh", "-c", "fio --name=w --filename=" + file +
+				" --rw=write --bs=1M --direct=1 --ioengine=psync --size=1G --time_based --runtime=4 --output-format=json && rm -f " + file}, true)
+		}
+		for _, n := range names {
+			out := podOutput(t, ns, n)
+			var res struct {
+				Jobs []struct {
+					Write struct {
+						BwBytes float64 `json:"bw_bytes"`
+					} `json:"write"`
+				} `json:"jobs"`
+			}
+			if i := strings.Index(out, "{"); i > 0 {
+				out = out[i:]
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Jobs) == 0 {
+				t.Fatalf("fio %s: %v\n%s", n, err, out)
+			}
+			rounds[round] = append(rounds[round], res.Jobs[0].Write.BwBytes)
+		}
+		return min(rounds[round][0], rounds[round][1])
+	})
+	kept := rounds[""]
+	if r2, ok := rounds["-2"]; ok && min(r2[0], r2[1]) > min(kept[0], kept[1]) {
+		kept = r2
 	}
 	var sum float64
-	for _, n := range names {
-		out := podOutput(t, ns, n)
-		var res struct {
-			Jobs []struct {
-				Write struct {
-					BwBytes float64 `json:"bw_bytes"`
-				} `json:"write"`
-			} `json:"jobs"`
-		}
-		if i := strings.Index(out, "{"); i > 0 {
-			out = out[i:]
-		}
-		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Jobs) == 0 {
-			t.Fatalf("fio %s: %v\n%s", n, err, out)
-		}
-		bw := res.Jobs[0].Write.BwBytes
+	for i, bw := range kept {
 		sum += bw
-		within(t, "concurrent fio direct write in pod "+n+" on "+node+" (bytes/s)", bw, float64(wcap))
+		within(t, fmt.Sprintf("concurrent fio direct write in pod %d of 2 on %s (bytes/s)", i+1, node), bw, float64(wcap))
 	}
 	t.Logf("both pods together: %.4g bytes/s = %.2f x the per-container cap", sum, sum/float64(wcap))
+}
+
+// lowTwice measures a capped figure, and once more when it reads under the tolerance: load
+// beside the proof (another suite, a build on the same cores) only lowers what a capped
+// device or link moves, never raises it, so the higher of two rounds is the one held against
+// the cap. A figure above the cap is a cap that does not hold: one round tells. measure's
+// round is "" for the first round, "-2" for the second (a suffix for its pods' names).
+func lowTwice(t *testing.T, what string, want float64, measure func(round string) float64) float64 {
+	t.Helper()
+	got := measure("")
+	if want > 0 && got < (1-tolerance)*want {
+		t.Logf("%s: measured %.4g, under %.0f%% of %.4g: measured once more", what, got, (1-tolerance)*100, want)
+		got = max(got, measure("-2"))
+	}
+	return got
 }
 
 func within(t *testing.T, what string, got, want float64) {
