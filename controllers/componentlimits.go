@@ -195,7 +195,7 @@ func nodeComponents(bb *v1alpha1.BurstBuffer, obj *corev1.Node, m nodeMeasured, 
 			what = append(what, fmt.Sprintf("other beeburst pods ran on the node (%s)", strings.Join(limit(c.OtherPods, 4), ", ")))
 		}
 		if c.OtherTraffic != "" {
-			what = append(what, "its device "+c.OtherTraffic)
+			what = append(what, "the device "+c.OtherTraffic)
 		}
 		warnings = append(warnings, v1alpha1.Warning{
 			Reason: v1alpha1.WarningNodeBusy, Node: node, Component: "device",

@@ -45,7 +45,7 @@ func TestNodeComponents(t *testing.T) {
 		{name: "busy node warned, link published", node: nil, m: nodeMeasured{node: "n1", figures: busy, link: &link},
 			write: 950, read: 1000, network: true, warnings: []string{v1alpha1.WarningNodeBusy}},
 		{name: "foreign bytes on the device warned", node: nil, m: nodeMeasured{node: "n1", figures: traffic},
-			write: 950, read: 1000, warnings: []string{v1alpha1.WarningNodeBusy}, message: "while its device was probed, its device loop1 moved 115.3 MB that the run did not"},
+			write: 950, read: 1000, warnings: []string{v1alpha1.WarningNodeBusy}, message: "while its device was probed, the device loop1 moved 115.3 MB that the run did not"},
 		{name: "busy but reused: no warning", node: nil, m: nodeMeasured{node: "n1", figures: busy, reused: true}, write: 950, read: 1000},
 		{name: "second round keeps the higher", node: nil, m: nodeMeasured{node: "n1", figures: figs, first: first}, round2: true,
 			write: 1200, read: 1000, firstW: 1200, first: 900},

@@ -376,7 +376,7 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 
 		cur := get(ctx, bb)
 		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[0]), HaveField("Component", "device"),
-			HaveField("Message", ContainSubstring("while its device was probed, its device loop1 moved 500.0 MB that the run did not (2.1 GB of its own)")))))
+			HaveField("Message", ContainSubstring("while its device was probed, the device loop1 moved 500.0 MB that the run did not (2.1 GB of its own)")))))
 		Expect(cur.Status.Warnings).NotTo(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[1]))),
 			"4 MB beside the probe is the file system's own metadata and journal")
 		Expect(cachedFigures(nodes[0])).To(BeNil(), "a figure taken beside foreign traffic is not cached")
