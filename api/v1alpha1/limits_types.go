@@ -374,9 +374,9 @@ const (
 	// StorageBench) gave no figures; stage 2 went on without them.
 	WarningComponentTestFailed = "ComponentTestFailed"
 	// WarningNodeBusy: other work (another burst buffer's pods, or bytes on the node's
-	// device that the run did not move) ran on a node while its device was probed or a
-	// sweep point measured, and a second round did not settle it; the figures are published
-	// but not kept for reuse.
+	// device that the run did not move) ran on a node while its device was probed, or while
+	// a sweep point measured in both of its rounds; the figures are published but not kept
+	// for reuse.
 	WarningNodeBusy = "NodeBusy"
 )
 
