@@ -12,6 +12,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -188,9 +189,13 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	defer func() {
 		r.summarise(s)
 		bb.Status.ObservedGeneration = bb.Generation
-		if err := r.Status().Patch(ctx, bb, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
-			reterr = errors.Join(reterr, err)
-			return
+		// Most visits change nothing (a pod moved on, a lock is still held): an empty patch
+		// would still be a round trip to the API server, so none is sent.
+		if !equality.Semantic.DeepEqual(before.Status, bb.Status) {
+			if err := r.Status().Patch(ctx, bb, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+				reterr = errors.Join(reterr, err)
+				return
+			}
 		}
 		r.emitTransitions(before, bb)
 		logTransitions(ctx, before, bb)

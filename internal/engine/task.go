@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 )
 
 // RunTask creates a one-shot node-task pod unless it exists and reports its state. Pods are
@@ -31,6 +33,17 @@ func RunTask(ctx context.Context, c client.Client, pod *corev1.Pod) (nodetask.St
 	return st, msg, nil
 }
 
+// RunTasks runs n node-task pods (pod(i)), several at a time (parallel.Do), and returns each
+// one's state and message as RunTask does.
+func RunTasks(ctx context.Context, c client.Client, n int, pod func(i int) *corev1.Pod) ([]nodetask.State, []string, error) {
+	states, msgs := make([]nodetask.State, n), make([]string, n)
+	err := parallel.Do(n, func(i int) (err error) {
+		states[i], msgs[i], err = RunTask(ctx, c, pod(i))
+		return err
+	})
+	return states, msgs, err
+}
+
 // RemoveNodeData runs one clean pod per node (cleans[i] on nodes[i]) and is done when all
 // succeeded. A node whose status.nodes entry has a removal (nothing to remove there, the node
 // is gone, or spec.teardown.hurry gave it up - the controller decides that) needs none. A
@@ -49,9 +62,16 @@ func RemoveNodeData(ctx context.Context, c client.Client, bb *v1alpha1.BurstBuff
 	for _, n := range bb.Status.Nodes {
 		settled[n.Name] = n.Removal != ""
 	}
-	done := 0
-	var moved []*corev1.Pod
-	for i, pod := range cleans {
+	// Each node's clean pod is looked at (and created) on its own, several at a time: a
+	// visit to a burst buffer of many nodes waits for the API server once per batch.
+	type look struct {
+		pod   *corev1.Pod
+		state nodetask.State
+		msg   string
+	}
+	looks := make([]look, len(cleans))
+	err := parallel.Do(len(cleans), func(i int) error {
+		pod := cleans[i]
 		if fallbackNamespace != "" && fallbackNamespace != pod.Namespace {
 			alt := elsewhere(pod, fallbackNamespace)
 			var cur corev1.Pod
@@ -59,36 +79,44 @@ func RemoveNodeData(ctx context.Context, c client.Client, bb *v1alpha1.BurstBuff
 			if err == nil {
 				pod = alt
 			} else if !apierrors.IsNotFound(err) {
-				return false, err
+				return err
 			}
 		}
 		if settled[nodes[i]] {
-			if pod.Namespace == fallbackNamespace {
-				moved = append(moved, pod)
-			}
-			done++
-			continue
+			looks[i] = look{pod: pod, state: nodetask.Succeeded}
+			return nil
 		}
 		st, msg, err := RunTask(ctx, c, pod)
 		if err != nil && fallbackNamespace != "" && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			pod = elsewhere(pod, fallbackNamespace)
 			st, msg, err = RunTask(ctx, c, pod)
 		}
-		if err != nil {
-			return false, err
+		looks[i] = look{pod: pod, state: st, msg: msg}
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	done := 0
+	var moved []*corev1.Pod
+	var failed []error
+	for i, l := range looks {
+		if l.pod.Namespace == fallbackNamespace {
+			moved = append(moved, l.pod)
 		}
-		if pod.Namespace == fallbackNamespace {
-			moved = append(moved, pod)
-		}
-		switch st {
+		switch l.state {
 		case nodetask.Succeeded:
 			done++
 		case nodetask.Failed:
-			if err := c.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+			// Deleted, so that the next visit starts a fresh one.
+			if err := c.Delete(ctx, l.pod); client.IgnoreNotFound(err) != nil {
 				return false, err
 			}
-			return false, fmt.Errorf("removing %s on node %s failed: %s", dir, nodes[i], msg)
+			failed = append(failed, fmt.Errorf("removing %s on node %s failed: %s", dir, nodes[i], l.msg))
 		}
+	}
+	if len(failed) > 0 {
+		return false, errors.Join(failed...)
 	}
 	if done < len(cleans) {
 		return false, nil

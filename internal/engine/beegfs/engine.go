@@ -42,6 +42,7 @@ import (
 	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 	"github.com/beeburst/beeburst/internal/shorten"
 )
 
@@ -535,6 +536,17 @@ func (e Engine) ensureConfigMap(ctx context.Context, in Instance, res *engine.Re
 func (e Engine) ensurePod(ctx context.Context, want *corev1.Pod) (*corev1.Pod, error) {
 	p, _, err := e.ensurePodMade(ctx, want)
 	return p, err
+}
+
+// ensurePods is ensurePod for several pods, several at a time (parallel.Do): a visit to a
+// burst buffer of many nodes waits for the API server once per batch, not once per pod.
+func (e Engine) ensurePods(ctx context.Context, wants []*corev1.Pod) ([]*corev1.Pod, error) {
+	pods := make([]*corev1.Pod, len(wants))
+	err := parallel.Do(len(wants), func(i int) (err error) {
+		pods[i], err = e.ensurePod(ctx, wants[i])
+		return err
+	})
+	return pods, err
 }
 
 // ensurePodMade is ensurePod that also says whether it made the pod on this visit.

@@ -88,12 +88,13 @@ func (e Engine) servicesStep(ctx context.Context, v *visit) (bool, error) {
 	for i, n := range place.Storage {
 		services = append(services, v.in.StoragePod(i, n))
 	}
+	pods, err := e.ensurePods(ctx, services)
+	if err != nil {
+		return false, err
+	}
 	var waiting, registering []string
-	for _, want := range services {
-		pod, err := e.ensurePod(ctx, want)
-		if err != nil {
-			return false, err
-		}
+	for i, want := range services {
+		pod := pods[i]
 		if ready, detail := podReady(pod); !ready {
 			if pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp.IsZero() {
 				// Started but not listening: a C++ service opens its port once mgmtd has
@@ -156,12 +157,17 @@ func (e Engine) stripingStep(ctx context.Context, v *visit) (bool, error) {
 // fails the burst buffer.
 func (e Engine) clientsStep(ctx context.Context, v *visit) (bool, error) {
 	bb, nodes := v.bb, v.nodes
+	wants := make([]*corev1.Pod, len(v.place.Clients))
+	for i, n := range v.place.Clients {
+		wants[i] = v.in.ClientPod(i, n)
+	}
+	pods, err := e.ensurePods(ctx, wants)
+	if err != nil {
+		return false, err
+	}
 	var notMounted []string
 	for i, n := range v.place.Clients {
-		pod, err := e.ensurePod(ctx, v.in.ClientPod(i, n))
-		if err != nil {
-			return false, err
-		}
+		pod := pods[i]
 		ready, detail := podReady(pod)
 		v.res.Prepared[n] = ready
 		if !ready {

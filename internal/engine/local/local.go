@@ -46,20 +46,24 @@ func CleanPod(bb *v1alpha1.BurstBuffer, image string, index int, node string) *c
 	})
 }
 
-// Provision runs one prepare pod per node and is ready when all succeeded.
+// Provision runs one prepare pod per node and is ready when all succeeded. The pods are
+// created several at a time: a visit to a burst buffer of many nodes waits for the API
+// server once per batch, not once per node.
 func (e *Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (engine.Result, error) {
 	res := engine.Result{Prepared: map[string]bool{}}
+	states, msgs, err := engine.RunTasks(ctx, e.Client, len(nodes), func(i int) *corev1.Pod {
+		return PreparePod(bb, e.AgentImage, i, nodes[i])
+	})
+	if err != nil {
+		return res, err
+	}
 	var failed []string
 	for i, n := range nodes {
-		st, msg, err := e.runTask(ctx, PreparePod(bb, e.AgentImage, i, n))
-		if err != nil {
-			return res, err
-		}
-		switch st {
+		switch states[i] {
 		case nodetask.Succeeded:
 			res.Prepared[n] = true
 		case nodetask.Failed:
-			failed = append(failed, fmt.Sprintf("%s: %s", n, msg))
+			failed = append(failed, fmt.Sprintf("%s: %s", n, msgs[i]))
 		}
 	}
 	switch {
@@ -87,9 +91,4 @@ func (e *Engine) Teardown(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 		cleans[i] = CleanPod(bb, e.AgentImage, i, n)
 	}
 	return engine.RemoveNodeData(ctx, e.Client, bb, nodes, cleans, e.TaskNamespace)
-}
-
-// runTask creates the task pod if it does not exist and returns its state.
-func (e *Engine) runTask(ctx context.Context, pod *corev1.Pod) (nodetask.State, string, error) {
-	return engine.RunTask(ctx, e.Client, pod)
 }
