@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/test/scale/kubelet"
@@ -111,4 +112,87 @@ var _ = Describe("The control plane in small (bench-scale)", func() {
 			}, 30*time.Second).Should(BeTrue())
 		}
 	})
+
+	It("sends no status patch on a visit that changes nothing", func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		cs, err := kubernetes.NewForConfig(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		nodes := []kubelet.Node{kubelet.NewNode(0), kubelet.NewNode(1)}
+		for i := range nodes {
+			nodes[i].Name = fmt.Sprintf("zz-quiet-%d", i)
+			Expect(kubelet.Register(ctx, cs, nodes[i])).To(Succeed())
+		}
+		DeferCleanup(func(ctx SpecContext) {
+			for _, n := range nodes {
+				_ = cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
+			}
+		})
+		klet := kubelet.New(cs, nodes, logr.Discard())
+		klet.Speed = 4
+		go func() { _ = klet.Run(ctx) }()
+
+		ns := newNamespace(ctx)
+		bb := &v1alpha1.BurstBuffer{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "quiet"},
+			Spec: v1alpha1.BurstBufferSpec{
+				Engine: v1alpha1.EngineLocal,
+				Nodes: v1alpha1.NodesSpec{Count: 2, Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: corev1.LabelHostname, Operator: metav1.LabelSelectorOpIn, Values: []string{nodes[0].Name, nodes[1].Name}}}}},
+				Storage:    v1alpha1.StorageSpec{Path: "/mnt/nvme"},
+				Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseComponentResultsFor: "0s"},
+			},
+		}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Eventually(phase(ctx, bb), 60*time.Second).Should(Equal(v1alpha1.PhaseReady), "%v", condition(ctx, bb, v1alpha1.ConditionReady)())
+		status := fmt.Sprintf("/apis/beeburst.io/v1alpha1/namespaces/%s/burstbuffers/%s/status", ns, bb.Name)
+		// Ready's last steps (its measuring pods tidied away) settle first.
+		settled := func() int { return managerRequests.writesTo(status) }
+		Eventually(func() bool {
+			n := settled()
+			time.Sleep(2 * time.Second)
+			return n == settled()
+		}, 30*time.Second).Should(BeTrue(), "the status stops changing once Ready")
+		patches, visits := settled(), burstBufferVisits()
+		Expect(patches).To(BeNumerically(">", 0), "the status was written to at %s", status)
+
+		By("visiting it three more times: an annotation changed each time, nothing of the status")
+		for i := range 3 {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(bb), bb)).To(Succeed())
+			if bb.Annotations == nil {
+				bb.Annotations = map[string]string{}
+			}
+			bb.Annotations["example.com/touched"] = fmt.Sprint(i)
+			Expect(k8s.Update(ctx, bb)).To(Succeed())
+			want := visits + i + 1
+			Eventually(burstBufferVisits, 10*time.Second).Should(BeNumerically(">=", want), "visits after the annotation")
+		}
+		Expect(managerRequests.writesTo(status)).To(Equal(patches), "status writes after the visits that changed nothing")
+		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseReady))
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
+		}, 30*time.Second).Should(BeTrue())
+	})
 })
+
+// burstBufferVisits is how many visits the burst buffer controller has made (its
+// controller_runtime_reconcile_total, every result).
+func burstBufferVisits() int {
+	families, err := ctrlmetrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	n := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "burstbuffer" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return int(n)
+}

@@ -100,15 +100,27 @@ var managerRequests requestCounter
 type requestCounter struct {
 	mu     sync.Mutex
 	byVerb map[string]int
+	// byPath counts the writes (not GET, not WATCH) by the URL path they went to.
+	byPath map[string]int
 }
 
-func (c *requestCounter) add(verb string) {
+func (c *requestCounter) add(verb, path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byVerb == nil {
-		c.byVerb = map[string]int{}
+		c.byVerb, c.byPath = map[string]int{}, map[string]int{}
 	}
 	c.byVerb[verb]++
+	if verb != "GET" && verb != "WATCH" {
+		c.byPath[path]++
+	}
+}
+
+// writesTo is how many writes went to path, e.g. a burst buffer's status.
+func (c *requestCounter) writesTo(path string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byPath[path]
 }
 
 func (c *requestCounter) snapshot() map[string]int {
@@ -124,7 +136,7 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.URL.Query().Get("watch") == "true" {
 		verb = "WATCH"
 	}
-	managerRequests.add(verb)
+	managerRequests.add(verb, req.URL.Path)
 	return t.next.RoundTrip(req)
 }
 
