@@ -157,3 +157,42 @@ func measuredFigure(doc, got int64) *v1alpha1.ComponentFigure {
 func boundBy(b string) *v1alpha1.OperationLimit {
 	return &v1alpha1.OperationLimit{LimitBytesPerSecond: 1, Bottleneck: b}
 }
+
+// TestNodeWroteAboveDevice: with the local engine, a node whose processes wrote more in the
+// sweep's best point than its device probe said the device does (beyond the tolerance) has its
+// device measured again, even when the sweep as a whole stays under the limit; not with
+// BeeGFS, whose processes write to every node's targets.
+func TestNodeWroteAboveDevice(t *testing.T) {
+	fig := measuredFigure
+	rate := func(v int64) *int64 { return &v }
+	bb := &v1alpha1.BurstBuffer{Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal}}
+	bb.Status.Limits = &v1alpha1.LimitsStatus{
+		Components: &v1alpha1.ComponentLimits{Nodes: []v1alpha1.NodeComponents{
+			{Name: "worker-1", DeviceWrite: fig(300e6, 303e6)},
+			{Name: "worker-2", DeviceWrite: fig(300e6, 125.5e6)},
+		}},
+		// The sweep sums to 437.9 MB/s, within 5% of the 428.5 MB/s limit: worker-1 wrote
+		// under its figure, worker-2 above its own.
+		Monitoring: &v1alpha1.MonitoringLimits{Nodes: []v1alpha1.NodeMonitoring{
+			{Name: "worker-1", WriteBytesPerSecond: rate(290.4e6)},
+			{Name: "worker-2", WriteBytesPerSecond: rate(147.5e6)},
+		}},
+	}
+	if node, msg := nodeWroteAboveDevice(bb); node != "worker-2" || msg != "node worker-2's processes wrote 147.5 MB/s in the sweep's best point, 18% above its device-write figure of 125.5 MB/s" {
+		t.Errorf("got %q %q", node, msg)
+	}
+	bb.Status.Limits.Monitoring.Nodes[1].WriteBytesPerSecond = rate(131e6) // 4% above: within the tolerance
+	if node, msg := nodeWroteAboveDevice(bb); node != "" {
+		t.Errorf("within the tolerance: got %q %q", node, msg)
+	}
+	bb.Status.Limits.Monitoring.Nodes[1].WriteBytesPerSecond = rate(147.5e6)
+	bb.Spec.Engine = v1alpha1.EngineBeeGFS
+	if node, msg := nodeWroteAboveDevice(bb); node != "" {
+		t.Errorf("beegfs: got %q %q", node, msg)
+	}
+	bb.Spec.Engine = v1alpha1.EngineLocal
+	bb.Status.Limits.Monitoring = nil
+	if node, _ := nodeWroteAboveDevice(bb); node != "" {
+		t.Errorf("no stage 4: got %q", node)
+	}
+}

@@ -127,6 +127,8 @@ func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scop
 	} else if deviceProbeRound(s.bb) < 2 {
 		if node, msg := deviceFarBelowKnown(comp, r.knownDevices(ctx, s.bb, comp)); node != "" {
 			which, why = limits.ComponentDevices, msg
+		} else if node, msg := nodeWroteAboveDevice(s.bb); node != "" {
+			which, why = limits.ComponentDevices, msg
 		}
 	}
 	if which == "" && networkProbeRound(s.bb) < 2 {
@@ -216,6 +218,36 @@ func deviceFarBelowKnown(comp *v1alpha1.ComponentLimits, known map[string]nodeca
 			if limits.FarBelowDocumented(got, ref, limits.RemeasureBelowShare) {
 				return n.Name, fmt.Sprintf("node %s's device %s measured %s, %.0f%% of %s",
 					n.Name, c.what, limits.FormatBytesPerSecond(got), 100*got/ref, of)
+			}
+		}
+	}
+	return "", ""
+}
+
+// nodeWroteAboveDevice names the first node whose processes, in the sweep's best point, wrote
+// more than measuredLimitTolerance above its own device-write figure, with a message; "" when
+// none did. With the local engine a node's processes write only to its own device, so such a
+// node's device probe read low (other work beside it, or a busy host: interference only
+// lowers a capped device's figure), even when the sweep as a whole stays under the limit
+// because another node wrote below its figure. BeeGFS stripes a node's files over every
+// node's targets: its processes' rate says nothing of its own device.
+func nodeWroteAboveDevice(bb *v1alpha1.BurstBuffer) (string, string) {
+	l := bb.Status.Limits
+	if bb.Spec.Engine != v1alpha1.EngineLocal || l == nil || l.Components == nil || l.Monitoring == nil {
+		return "", ""
+	}
+	for _, m := range l.Monitoring.Nodes {
+		if m.WriteBytesPerSecond == nil {
+			continue
+		}
+		for _, n := range l.Components.Nodes {
+			if n.Name != m.Name || n.DeviceWrite == nil || n.DeviceWrite.MeasuredBytesPerSecond == nil || *n.DeviceWrite.MeasuredBytesPerSecond <= 0 {
+				continue
+			}
+			wrote, dev := float64(*m.WriteBytesPerSecond), float64(*n.DeviceWrite.MeasuredBytesPerSecond)
+			if wrote > dev*(1+measuredLimitTolerance) {
+				return n.Name, fmt.Sprintf("node %s's processes wrote %s in the sweep's best point, %.0f%% above its device-write figure of %s",
+					n.Name, limits.FormatBytesPerSecond(wrote), 100*(wrote/dev-1), limits.FormatBytesPerSecond(dev))
 			}
 		}
 	}
