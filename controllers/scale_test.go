@@ -27,24 +27,7 @@ var _ = Describe("The control plane in small (bench-scale)", func() {
 	It("brings 10 burst buffers sharing 20 nodes to Ready, each lock taken once per burst buffer, within a bound of requests per node", func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		cs, err := kubernetes.NewForConfig(cfg)
-		Expect(err).NotTo(HaveOccurred())
-		// Names of their own, after every other spec's nodes: specs that take the first nodes
-		// by name never take these.
-		nodes := make([]kubelet.Node, 20)
-		for i := range nodes {
-			nodes[i] = kubelet.NewNode(i)
-			nodes[i].Name = fmt.Sprintf("zz-scale-%02d", i)
-			Expect(kubelet.Register(ctx, cs, nodes[i])).To(Succeed())
-		}
-		DeferCleanup(func(ctx SpecContext) {
-			for _, n := range nodes {
-				_ = cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
-			}
-		})
-		klet := kubelet.New(cs, nodes, logr.Discard())
-		klet.Speed = 4 // 2 s runs in 0.5 s
-		go func() { _ = klet.Run(ctx) }()
+		nodes := simulatedNodes(ctx, "zz-scale-%02d", 20)
 
 		ns := newNamespace(ctx)
 		before := managerRequests.snapshot()
@@ -116,21 +99,7 @@ var _ = Describe("The control plane in small (bench-scale)", func() {
 	It("sends no status patch on a visit that changes nothing", func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		cs, err := kubernetes.NewForConfig(cfg)
-		Expect(err).NotTo(HaveOccurred())
-		nodes := []kubelet.Node{kubelet.NewNode(0), kubelet.NewNode(1)}
-		for i := range nodes {
-			nodes[i].Name = fmt.Sprintf("zz-quiet-%d", i)
-			Expect(kubelet.Register(ctx, cs, nodes[i])).To(Succeed())
-		}
-		DeferCleanup(func(ctx SpecContext) {
-			for _, n := range nodes {
-				_ = cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
-			}
-		})
-		klet := kubelet.New(cs, nodes, logr.Discard())
-		klet.Speed = 4
-		go func() { _ = klet.Run(ctx) }()
+		nodes := simulatedNodes(ctx, "zz-quiet-%d", 2)
 
 		ns := newNamespace(ctx)
 		bb := &v1alpha1.BurstBuffer{
@@ -175,6 +144,30 @@ var _ = Describe("The control plane in small (bench-scale)", func() {
 		}, 30*time.Second).Should(BeTrue())
 	})
 })
+
+// simulatedNodes registers n nodes named by format (names of their own, after every other
+// spec's nodes: specs that take the first nodes by name never take these) and plays their
+// kubelets (test/scale/kubelet) until ctx ends, four times as fast as real time (2 s runs in
+// 0.5 s); the nodes are deleted after the spec.
+func simulatedNodes(ctx context.Context, format string, n int) []kubelet.Node {
+	cs, err := kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	nodes := make([]kubelet.Node, n)
+	for i := range nodes {
+		nodes[i] = kubelet.NewNode(i)
+		nodes[i].Name = fmt.Sprintf(format, i)
+		Expect(kubelet.Register(ctx, cs, nodes[i])).To(Succeed())
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		for _, n := range nodes {
+			_ = cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
+		}
+	})
+	klet := kubelet.New(cs, nodes, logr.Discard())
+	klet.Speed = 4
+	go func() { _ = klet.Run(ctx) }()
+	return nodes
+}
 
 // burstBufferVisits is how many visits the burst buffer controller has made (its
 // controller_runtime_reconcile_total, every result).
