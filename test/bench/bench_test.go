@@ -65,27 +65,26 @@ func TestBench(t *testing.T) {
 		round(ctx, t, c, n, nodes, false)
 	}
 	// The same nodes, storage and layout once more, now that the rounds above left fresh
-	// per-node figures and a sweep: twenty at once that may reuse them (the defaults).
-	if n := freshCount(); n > 0 {
+	// per-node figures and a sweep: one alone, then twenty at once, that may reuse them (the
+	// defaults). The lone one shows what a reuse costs; twenty show the kubelets' pod starts.
+	for _, n := range freshCounts() {
 		round(ctx, t, c, n, nodes, true)
 	}
 	manager(t)
 }
 
-// freshCount is how many burst buffers the fresh-cache round creates at once
-// (BENCH_FRESH, default 20; 0 skips the round).
-func freshCount() int {
-	n, err := strconv.Atoi(envOr("BENCH_FRESH", "20"))
-	if err != nil || n < 0 {
-		return 20
-	}
-	return n
-}
+// freshCounts are the numbers of burst buffers the fresh-cache rounds create at once
+// (BENCH_FRESH, default 1,20; 0 skips them).
+func freshCounts() []int { return countList("BENCH_FRESH", "1,20") }
 
 // counts are the numbers of burst buffers created at once (BENCH_COUNTS, default 1,5,20).
-func counts() []int {
+func counts() []int { return countList("BENCH_COUNTS", "1,5,20") }
+
+// countList reads a comma-separated list of positive counts from the environment variable
+// key (def when unset); zeros and anything unreadable are left out.
+func countList(key, def string) []int {
 	var out []int
-	for _, f := range strings.Split(envOr("BENCH_COUNTS", "1,5,20"), ",") {
+	for _, f := range strings.Split(envOr(key, def), ",") {
 		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
 			out = append(out, n)
 		}
