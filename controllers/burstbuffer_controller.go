@@ -94,7 +94,9 @@ type BurstBufferReconciler struct {
 
 // defaultConcurrentReconciles: a visit mostly waits for the API server (it creates a burst
 // buffer's pods, takes its nodes' locks), so several at once keep up with many burst buffers
-// where one alone lets the queue of visits grow to minutes (make bench-scale). Visits
+// where one alone lets the queue of visits grow to minutes (make bench-scale); many more
+// only crowd the API server (16 took more visits and writes per burst buffer to Ready:
+// docs/architecture.md, "The control plane at scale"). Visits
 // of different burst buffers meet only at the node locks and the per-node figure cache,
 // which are written with optimistic concurrency, and at the port shifts (needsPortShift).
 const defaultConcurrentReconciles = 4
