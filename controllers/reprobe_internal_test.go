@@ -196,3 +196,37 @@ func TestNodeWroteAboveDevice(t *testing.T) {
 		t.Errorf("no stage 4: got %q", node)
 	}
 }
+
+// TestDeviceAboveDocumented: a device of this burst buffer's own probe that read more than 5%
+// above its documented figure is measured again (ci42's figures: 161.8 MB/s from a device
+// capped at 150 MB/s); one within the tolerance, a reused one or one without a documented
+// figure is not.
+func TestDeviceAboveDocumented(t *testing.T) {
+	fig := measuredFigure
+	comp := &v1alpha1.ComponentLimits{Nodes: []v1alpha1.NodeComponents{
+		{Name: "worker-1", DeviceWrite: fig(150e6, 151e6), DeviceRead: fig(300e6, 300.5e6)},
+		{Name: "worker-2", DeviceWrite: fig(150e6, 161.836433e6), DeviceRead: fig(300e6, 300.2e6)},
+	}}
+	if node, msg := deviceAboveDocumented(comp); node != "worker-2" || msg != "node worker-2's device write measured 161.836 MB/s, 8% above the documented 150 MB/s" {
+		t.Errorf("got %q %q", node, msg)
+	}
+	comp.Nodes[1].DeviceWrite = fig(150e6, 157e6)
+	if node, msg := deviceAboveDocumented(comp); node != "" {
+		t.Errorf("4.7%% above, within the tolerance: got %q %q", node, msg)
+	}
+	comp.Nodes[0].DeviceRead = fig(300e6, 330e6)
+	if node, _ := deviceAboveDocumented(comp); node != "worker-1" {
+		t.Errorf("a read 10%% above: got %q, want worker-1", node)
+	}
+	comp.Nodes[0].Reused = true
+	if node, _ := deviceAboveDocumented(comp); node != "" {
+		t.Errorf("a reused figure: got %q", node)
+	}
+	comp.Nodes[1].DeviceWrite = fig(0, 400e6)
+	if node, _ := deviceAboveDocumented(comp); node != "" {
+		t.Errorf("no documented figure: got %q", node)
+	}
+	if node, _ := deviceAboveDocumented(nil); node != "" {
+		t.Errorf("no stage 2: got %q", node)
+	}
+}
