@@ -37,8 +37,9 @@ func (r *BurstBufferReconciler) locks() measurelock.Locks {
 		Wants: func(bb *v1alpha1.BurstBuffer) bool { return !validationEnded(bb) }, ForeignPods: r.foreignMeasuringPods}
 }
 
-// acquireNodeLocks takes (or renews) the locks of all the burst buffer's nodes, in name
-// order; once per visit. When they are all held, the validation clock starts.
+// acquireNodeLocks takes the locks of all the burst buffer's nodes, in name order, once per
+// visit; those it holds from the first node on are renewed together first. When they are all
+// held, the validation clock starts.
 func (r *BurstBufferReconciler) acquireNodeLocks(ctx context.Context, s *scope) error {
 	if s.locks.tried {
 		return nil
@@ -47,9 +48,15 @@ func (r *BurstBufferReconciler) acquireNodeLocks(ctx context.Context, s *scope) 
 	nodes := slices.Clone(s.nodes)
 	sort.Strings(nodes)
 	locks := r.locks()
+	held, renewed, err := locks.RenewHeld(ctx, s.bb, nodes, r.Now())
+	if err != nil {
+		return err
+	}
 	for i, n := range nodes {
-		w, err := locks.Acquire(ctx, s.bb, n, r.Now())
-		if err != nil {
+		var w *measurelock.Wait
+		if i < held {
+			w = renewed[i]
+		} else if w, err = locks.Acquire(ctx, s.bb, n, r.Now()); err != nil {
 			return err
 		}
 		if w != nil {

@@ -14,7 +14,7 @@
 //     waits for a node it keeps the locks it took and is queued at that node alone: a place
 //     in a later node's queue, or a lock given back and taken again, would break the order.
 //   - The holder renews the lease while it holds it (leaseDurationSeconds 120, renewed when
-//     less than half is left). A lease that ran out, or whose holder is gone (another UID,
+//     less than half is left); those it holds from its first node on are renewed at once. A lease that ran out, or whose holder is gone (another UID,
 //     NotFound), is free: a deleted burst buffer never holds a node. The next holder still
 //     waits until no measuring pod of another burst buffer runs on the node.
 //   - Waiters queue in arrival order (annotation beeburst.io/queue); a freed node goes to the
@@ -215,6 +215,37 @@ func (k Locks) Acquire(ctx context.Context, bb *v1alpha1.BurstBuffer, node strin
 	}
 	log.Info("took the measuring lock of a node", "node", node, "lease", l.Name, "previousHolder", prev, "waiting", len(queue))
 	return nil, nil
+}
+
+// RenewHeld renews, all at once (parallel.Do), the locks bb holds at the head of nodes (in
+// the order they are taken): the first held node up to the first that is not bb's, which
+// Acquire takes in order from there. A burst buffer that measures renews all of its nodes'
+// locks about once a minute, and those writes need no order. A lock held after a node bb
+// waits for is not renewed: one kept there while bb waited for an earlier node could close a
+// cycle of waits, and running out is what frees it. It returns how many head nodes bb held,
+// and for each of them the Wait of one lost while renewing it (a conflict), nil when kept.
+func (k Locks) RenewHeld(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string, now time.Time) (int, []*Wait, error) {
+	var head []coordinationv1.Lease
+	for _, n := range nodes {
+		var l coordinationv1.Lease
+		if err := k.Get(ctx, n, &l); err != nil {
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			return 0, nil, err
+		}
+		if !Holds(&l, bb) || expired(&l, now) {
+			break
+		}
+		head = append(head, l)
+	}
+	waits := make([]*Wait, len(head))
+	me := EntryOf(bb)
+	err := parallel.Do(len(head), func(i int) (err error) {
+		waits[i], err = k.renew(ctx, &head[i], nodes[i], ReadQueue(&head[i]), me, now)
+		return err
+	})
+	return len(head), waits, err
 }
 
 // renew keeps a held lock: out of its own queue, renewed when less than half is left.

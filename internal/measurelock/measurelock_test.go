@@ -90,6 +90,47 @@ func TestAcquireFreeHeldRenewed(t *testing.T) {
 	}
 }
 
+// RenewHeld renews the locks a burst buffer holds from its first node on, all at once, and
+// stops at the first node that is not its own (another's, one run out): a lock it holds after
+// a node it waits for is left to run out.
+func TestRenewHeld(t *testing.T) {
+	ctx := context.Background()
+	k, _ := fixture(t)
+	a, b := bb("a"), bb("b")
+	for _, n := range []string{"n1", "n2", "n4", "n6"} {
+		if w, err := k.Acquire(ctx, a, n, t0); err != nil || w != nil {
+			t.Fatal(n, w, err)
+		}
+	}
+	if w, err := k.Acquire(ctx, b, "n3", t0); err != nil || w != nil {
+		t.Fatal(w, err)
+	}
+	later := t0.Add(Duration * 3 / 4)
+	rv4 := lease(t, k, "n4").ResourceVersion
+	held, waits, err := k.RenewHeld(ctx, a, []string{"n1", "n2", "n3", "n4"}, later)
+	if err != nil || held != 2 || len(waits) != 2 || waits[0] != nil || waits[1] != nil {
+		t.Fatalf("held %d, waits %v, %v: want the first two renewed", held, waits, err)
+	}
+	for _, n := range []string{"n1", "n2"} {
+		if l := lease(t, k, n); !Holds(&l, a) || !l.Spec.RenewTime.Time.Equal(later) {
+			t.Errorf("%s not renewed: %v", n, l.Spec.RenewTime)
+		}
+	}
+	if l := lease(t, k, "n4"); l.ResourceVersion != rv4 {
+		t.Error("a lock held after the node a waits for was renewed")
+	}
+	// All held: all renewed. One run out, or a node never locked, ends the head.
+	if held, _, err := k.RenewHeld(ctx, a, []string{"n1", "n2", "n4", "n6"}, later); err != nil || held != 4 {
+		t.Errorf("all held: %d, %v", held, err)
+	}
+	if held, _, err := k.RenewHeld(ctx, a, []string{"n6", "n1"}, t0.Add(3*Duration)); err != nil || held != 0 {
+		t.Errorf("run out: %d, %v", held, err)
+	}
+	if held, _, err := k.RenewHeld(ctx, a, []string{"n1", "n9", "n2"}, later); err != nil || held != 1 {
+		t.Errorf("never locked: %d, %v", held, err)
+	}
+}
+
 func TestQueueInArrivalOrder(t *testing.T) {
 	ctx := context.Background()
 	k, _ := fixture(t)
