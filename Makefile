@@ -103,7 +103,7 @@ bench-scale: envtest ## Not part of make test: the control plane at scale - envt
 
 .PHONY: test-unit
 test-unit: host-tools ## Unit tests of the pure packages and commands, with real fio and iperf3 runs.
-	BEEBURST_REQUIRE_TOOLS=1 go test ./api/... ./internal/... ./cmd/... ./hack/... -count=1
+	BEEBURST_REQUIRE_TOOLS=1 go test ./api/... ./internal/... ./cmd/... ./hack/... ./test/scale/... -count=1
 
 # Fuzzing: every fuzz target for FUZZTIME each, one `go test -fuzz` per target (see the script).
 FUZZTIME ?= 4s

@@ -323,6 +323,23 @@ func quantile(h *dto.Histogram, q float64) float64 {
 	return prevBound
 }
 
+// shareWithin is the share of a histogram's observations at most x, read as quantile reads
+// it (the q whose quantile is x). NaN without observations.
+func shareWithin(h *dto.Histogram, x float64) float64 {
+	if h == nil || h.GetSampleCount() == 0 {
+		return math.NaN()
+	}
+	lo, hi := 0.0, 1.0
+	for range 40 {
+		if mid := (lo + hi) / 2; quantile(h, mid) <= x {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
 // nativeQuantile: bucket i of schema s spans (base^(i-1), base^i], base = 2^(2^-s).
 func nativeQuantile(h *dto.Histogram, q float64) float64 {
 	type bucket struct {
