@@ -14,9 +14,10 @@
 //     waits for a node it keeps the locks it took and is queued at that node alone: a place
 //     in a later node's queue, or a lock given back and taken again, would break the order.
 //   - The holder renews the lease while it holds it (leaseDurationSeconds 120, renewed when
-//     less than half is left); those it holds from its first node on are renewed at once. A lease that ran out, or whose holder is gone (another UID,
-//     NotFound), is free: a deleted burst buffer never holds a node. The next holder still
-//     waits until no measuring pod of another burst buffer runs on the node.
+//     less than half is left); the leases it holds from its first node on are renewed at
+//     once. A lease that ran out, or whose holder is gone (another UID, NotFound), is free: a
+//     deleted burst buffer never holds a node. The next holder still waits until no
+//     measuring pod of another burst buffer runs on the node.
 //   - Waiters queue in arrival order (annotation beeburst.io/queue); a freed node goes to the
 //     first waiter that still wants it.
 //   - Teardown stamps beeburst.io/last-task-end with the end of the burst buffer's own task
