@@ -193,6 +193,32 @@ func doubtedLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (limits.Warni
 // node without a documented figure is judged against its own history. The share is the
 // sweep's: a probe beside other work reads low, and a limit from it would be as low.
 func deviceFarBelowKnown(comp *v1alpha1.ComponentLimits, known map[string]nodecache.BestFigures) (string, string) {
+	return firstOwnDevice(comp, func(n v1alpha1.NodeComponents, what string, f *v1alpha1.ComponentFigure, got float64) string {
+		best, hasBest := known[n.Name]
+		bestOf := best.WriteBytesPerSecond
+		if what == "read" {
+			bestOf = best.ReadBytesPerSecond
+		}
+		ref, of := 0.0, ""
+		if d := f.DocumentedBytesPerSecond; d != nil && *d > 0 {
+			ref, of = float64(*d), "the documented "+limits.FormatBytesPerSecond(float64(*d))
+		}
+		if hasBest && bestOf > 0 && (ref == 0 || float64(bestOf) < ref) {
+			ref, of = float64(bestOf), fmt.Sprintf("the %s its probes measured alone before (best of %d)",
+				limits.FormatBytesPerSecond(float64(bestOf)), best.Probes)
+		}
+		if !limits.FarBelowDocumented(got, ref, limits.RemeasureBelowShare) {
+			return ""
+		}
+		return fmt.Sprintf("node %s's device %s measured %s, %.0f%% of %s",
+			n.Name, what, limits.FormatBytesPerSecond(got), 100*got/ref, of)
+	})
+}
+
+// firstOwnDevice asks judge about each device figure this burst buffer measured itself (not
+// reused from another), node by node, write before read, and returns the first node judge has
+// a message for, with it; "" when none.
+func firstOwnDevice(comp *v1alpha1.ComponentLimits, judge func(n v1alpha1.NodeComponents, what string, f *v1alpha1.ComponentFigure, got float64) string) (string, string) {
 	if comp == nil {
 		return "", ""
 	}
@@ -200,26 +226,15 @@ func deviceFarBelowKnown(comp *v1alpha1.ComponentLimits, known map[string]nodeca
 		if n.Reused {
 			continue
 		}
-		best, hasBest := known[n.Name]
 		for _, c := range []struct {
 			what string
 			f    *v1alpha1.ComponentFigure
-			best int64
-		}{{"write", n.DeviceWrite, best.WriteBytesPerSecond}, {"read", n.DeviceRead, best.ReadBytesPerSecond}} {
+		}{{"write", n.DeviceWrite}, {"read", n.DeviceRead}} {
 			if c.f == nil || c.f.MeasuredBytesPerSecond == nil {
 				continue
 			}
-			got, ref, of := float64(*c.f.MeasuredBytesPerSecond), 0.0, ""
-			if d := c.f.DocumentedBytesPerSecond; d != nil && *d > 0 {
-				ref, of = float64(*d), "the documented "+limits.FormatBytesPerSecond(float64(*d))
-			}
-			if hasBest && c.best > 0 && (ref == 0 || float64(c.best) < ref) {
-				ref, of = float64(c.best), fmt.Sprintf("the %s its probes measured alone before (best of %d)",
-					limits.FormatBytesPerSecond(float64(c.best)), best.Probes)
-			}
-			if limits.FarBelowDocumented(got, ref, limits.RemeasureBelowShare) {
-				return n.Name, fmt.Sprintf("node %s's device %s measured %s, %.0f%% of %s",
-					n.Name, c.what, limits.FormatBytesPerSecond(got), 100*got/ref, of)
+			if msg := judge(n, c.what, c.f, float64(*c.f.MeasuredBytesPerSecond)); msg != "" {
+				return n.Name, msg
 			}
 		}
 	}
@@ -263,28 +278,16 @@ func nodeWroteAboveDevice(bb *v1alpha1.BurstBuffer) (string, string) {
 // raises the limit every sweep point is judged against. A device that really outperforms its
 // documentation reads high again in the second round, and that figure stands.
 func deviceAboveDocumented(comp *v1alpha1.ComponentLimits) (string, string) {
-	if comp == nil {
-		return "", ""
-	}
-	for _, n := range comp.Nodes {
-		if n.Reused {
-			continue
+	return firstOwnDevice(comp, func(n v1alpha1.NodeComponents, what string, f *v1alpha1.ComponentFigure, got float64) string {
+		if f.DocumentedBytesPerSecond == nil || *f.DocumentedBytesPerSecond <= 0 {
+			return ""
 		}
-		for _, c := range []struct {
-			what string
-			f    *v1alpha1.ComponentFigure
-		}{{"write", n.DeviceWrite}, {"read", n.DeviceRead}} {
-			if c.f == nil || c.f.MeasuredBytesPerSecond == nil || c.f.DocumentedBytesPerSecond == nil || *c.f.DocumentedBytesPerSecond <= 0 {
-				continue
-			}
-			got, doc := float64(*c.f.MeasuredBytesPerSecond), float64(*c.f.DocumentedBytesPerSecond)
-			if got > doc*(1+measuredLimitTolerance) {
-				return n.Name, fmt.Sprintf("node %s's device %s measured %s, %.0f%% above the documented %s",
-					n.Name, c.what, limits.FormatBytesPerSecond(got), 100*(got/doc-1), limits.FormatBytesPerSecond(doc))
-			}
+		if doc := float64(*f.DocumentedBytesPerSecond); got > doc*(1+measuredLimitTolerance) {
+			return fmt.Sprintf("node %s's device %s measured %s, %.0f%% above the documented %s",
+				n.Name, what, limits.FormatBytesPerSecond(got), 100*(got/doc-1), limits.FormatBytesPerSecond(doc))
 		}
-	}
-	return "", ""
+		return ""
+	})
 }
 
 // linkFarBelowDocumented says, with a message, when the links set a published limit (their
