@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -18,8 +19,9 @@ type auditEvent struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
-	RequestReceived time.Time `json:"requestReceivedTimestamp"`
-	StageTime       time.Time `json:"stageTimestamp"`
+	RequestReceived time.Time         `json:"requestReceivedTimestamp"`
+	StageTime       time.Time         `json:"stageTimestamp"`
+	Annotations     map[string]string `json:"annotations"`
 }
 
 // writeVerbs are the requests whose time the API server spends writing to etcd.
@@ -31,6 +33,47 @@ var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, 
 type auditRead struct {
 	counts map[string]requestCounts
 	writes map[string][]float64
+	slow   map[string]*slowWrites
+}
+
+// The API server breaks a request's time down by layer (its latency trackers) in the audit
+// event's annotations, only for requests that took longer than slowWrite.
+const (
+	slowWrite     = 500 * time.Millisecond
+	latencyPrefix = "apiserver.latency.k8s.io/"
+)
+
+// slowWrites sums the API server's own breakdown of the manager's writes slower than
+// slowWrite: where their time went, by the layers it tracks, in seconds.
+type slowWrites struct {
+	n                           int
+	total, queue, etcd, tracked float64 // tracked: every layer, queue and etcd included
+}
+
+// add counts one slow write from its annotations; false when the API server left no
+// breakdown (latency tracking off).
+func (s *slowWrites) add(ann map[string]string) bool {
+	total, err := time.ParseDuration(ann[latencyPrefix+"total"])
+	if err != nil {
+		return false
+	}
+	s.n++
+	s.total += total.Seconds()
+	for k, v := range ann {
+		layer, ok := strings.CutPrefix(k, latencyPrefix)
+		d, err := time.ParseDuration(v)
+		if !ok || layer == "total" || err != nil {
+			continue
+		}
+		s.tracked += d.Seconds()
+		switch layer {
+		case "apf-queue-wait":
+			s.queue += d.Seconds()
+		case "etcd":
+			s.etcd += d.Seconds()
+		}
+	}
+	return true
 }
 
 // requestCounts are the manager's API requests by verb and resource, per window of the run.
@@ -59,9 +102,10 @@ func readAudit(path string, windows []window) (auditRead, error) {
 		return auditRead{}, err
 	}
 	defer f.Close()
-	out := auditRead{counts: map[string]requestCounts{}, writes: map[string][]float64{}}
+	out := auditRead{counts: map[string]requestCounts{}, writes: map[string][]float64{}, slow: map[string]*slowWrites{}}
 	for _, w := range windows {
 		out.counts[w.name] = requestCounts{}
+		out.slow[w.name] = &slowWrites{}
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -85,7 +129,11 @@ func readAudit(path string, windows []window) (auditRead, error) {
 			if !ev.RequestReceived.Before(w.from) && ev.RequestReceived.Before(w.to) {
 				out.counts[w.name][key]++
 				if writeVerbs[ev.Verb] {
-					out.writes[w.name] = append(out.writes[w.name], ev.StageTime.Sub(ev.RequestReceived).Seconds())
+					took := ev.StageTime.Sub(ev.RequestReceived)
+					out.writes[w.name] = append(out.writes[w.name], took.Seconds())
+					if took > slowWrite {
+						out.slow[w.name].add(ev.Annotations)
+					}
 				}
 			}
 		}

@@ -158,6 +158,21 @@ func table(results []*result) string {
 		w := r.writeSeconds["toReady"]
 		return fmt.Sprintf("%s / %s", ms(pct(w, 0.5)), ms(pct(w, 0.99)))
 	})
+	// Where a slow write's time went, in the API server's own words (its latency trackers):
+	// waiting in flow control (priority and fairness), in etcd, in the other layers it tracks,
+	// or in none of them.
+	row("  writes over 0.5 s (to Ready): count, sent while arriving", func(r *result) string {
+		s, a := r.slowWrites["toReady"], r.slowWrites["arrivals"]
+		return fmt.Sprintf("%d, %d", s.n, a.n)
+	})
+	row("  their time: flow control / etcd / other tracked / untracked", func(r *result) string {
+		s := r.slowWrites["toReady"]
+		if s.n == 0 || s.total == 0 {
+			return "-"
+		}
+		share := func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v/s.total) }
+		return strings.Join([]string{share(s.queue), share(s.etcd), share(s.tracked - s.queue - s.etcd), share(s.total - s.tracked)}, " / ")
+	})
 	keys := map[string]bool{}
 	for _, r := range results {
 		for k := range r.requests["run"] {

@@ -28,6 +28,11 @@ import (
 // idleSettle is how long after the last Ready the idle spell starts.
 const idleSettle = 10 * time.Second
 
+// arrivalSettle is how long after the last create the arrivals' first visits (their stage-1
+// pods, the first locks) still crowd the API server: the report counts the slow writes sent
+// until then apart.
+const arrivalSettle = 30 * time.Second
+
 // benchNamespace holds the burst buffers: one namespace, as one project's jobs would.
 const benchNamespace = "scale"
 
@@ -71,6 +76,7 @@ type result struct {
 	metricsAtEnd         map[string]*dto.MetricFamily
 	requests             map[string]requestCounts
 	writeSeconds         map[string][]float64 // the API server's time for each of the manager's writes, per window
+	slowWrites           map[string]*slowWrites
 	eventsAtReady        map[string]int64
 	eventsTotal          map[string]int64
 	objects              map[string]int
@@ -256,6 +262,15 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 		return nil, err
 	}
 	res.eventsAtReady = obs.eventCounts()
+	if o.keep {
+		// The API server's own view (admission, storage, flow control per request) for a
+		// closer look at what a slow write waited for.
+		if raw, err := cl.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx); err != nil {
+			logf("the API server's metrics: %v", err)
+		} else if err := os.WriteFile(filepath.Join(dir, "apiserver-metrics.txt"), raw, 0o600); err != nil {
+			return nil, err
+		}
+	}
 	if o.profileDir != "" {
 		if err := mgr.profile("heap", 0, filepath.Join(o.profileDir, fmt.Sprintf("heap-%dx%d.pprof", sz.bbs, sz.nodes))); err != nil {
 			logf("heap profile: %v", err)
@@ -320,8 +335,9 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 		{"toReady", res.start.Add(-time.Minute), res.allReady},
 		{"idle", res.idleStart, res.idleEnd},
 		{"teardown", res.teardownStart, res.allGone.Add(time.Minute)},
+		{"arrivals", res.start, res.allCreated.Add(arrivalSettle)},
 	})
-	res.requests, res.writeSeconds = audit.counts, audit.writes
+	res.requests, res.writeSeconds, res.slowWrites = audit.counts, audit.writes, audit.slow
 	return res, err
 }
 
