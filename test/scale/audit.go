@@ -50,12 +50,12 @@ type slowWrites struct {
 	total, queue, etcd, tracked float64 // tracked: every layer, queue and etcd included
 }
 
-// add counts one slow write from its annotations; false when the API server left no
-// breakdown (latency tracking off).
-func (s *slowWrites) add(ann map[string]string) bool {
+// add counts one slow write from its annotations; one without the API server's breakdown
+// (latency tracking off) is left out.
+func (s *slowWrites) add(ann map[string]string) {
 	total, err := time.ParseDuration(ann[latencyPrefix+"total"])
 	if err != nil {
-		return false
+		return
 	}
 	s.n++
 	s.total += total.Seconds()
@@ -73,7 +73,6 @@ func (s *slowWrites) add(ann map[string]string) bool {
 			s.etcd += d.Seconds()
 		}
 	}
-	return true
 }
 
 // requestCounts are the manager's API requests by verb and resource, per window of the run.
