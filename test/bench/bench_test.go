@@ -20,6 +20,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,6 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/engine/local"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 const (
@@ -59,16 +62,18 @@ func TestBench(t *testing.T) {
 	ctx := context.Background()
 	_ = c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
 	nodes := workers(ctx, t, c)
-	fmt.Printf("bench: %d worker node(s); %s\n", nodes, machine())
+	fmt.Printf("bench: %d worker node(s); %s\n", len(nodes), machine())
 
 	for _, n := range counts() {
-		round(ctx, t, c, n, nodes, false)
+		round(ctx, t, c, n, len(nodes), false)
 	}
 	// The same nodes, storage and layout once more, now that the rounds above left fresh
 	// per-node figures and a sweep: one alone, then twenty at once, that may reuse them (the
-	// defaults). The lone one shows what a reuse costs; twenty show the kubelets' pod starts.
+	// defaults). The lone one shows what a reuse costs; twenty show the kubelets' pod starts,
+	// and the floor before each (bareStarts) what the kubelets take for those pods alone.
 	for _, n := range freshCounts() {
-		round(ctx, t, c, n, nodes, true)
+		bareStarts(ctx, t, c, n, nodes)
+		round(ctx, t, c, n, len(nodes), true)
 	}
 	manager(t)
 }
@@ -108,24 +113,26 @@ func machine() string {
 	return fmt.Sprintf("host: %s CPUs, load %s", f[0], f[1])
 }
 
-func workers(ctx context.Context, t *testing.T, c client.Client) int {
+// workers names the nodes that are not the control plane's.
+func workers(ctx context.Context, t *testing.T, c client.Client) []string {
 	var nl corev1.NodeList
 	if err := c.List(ctx, &nl); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var names []string
 	for _, node := range nl.Items {
 		if _, cp := node.Labels["node-role.kubernetes.io/control-plane"]; !cp {
-			n++
+			names = append(names, node.Name)
 		}
 	}
-	return n
+	return names
 }
 
 // round creates n quick-profile burst buffers at once on every worker, waits for all to be
-// Ready, prints each one's time and stage shares, and deletes them. Without reuse every one
-// measures for itself (reuseComponentResultsFor 0s: reuse would make the later ones free);
-// with it they take the defaults, which reuse fresh figures of the same nodes.
+// Ready, prints each one's time and stage shares, and deletes them. It starts once the rounds
+// before left no task pod. Without reuse every one measures for itself
+// (reuseComponentResultsFor 0s: reuse would make the later ones free); with it they take the
+// defaults, which reuse fresh figures of the same nodes.
 func round(ctx context.Context, t *testing.T, c client.Client, n, nodes int, reuse bool) {
 	name, how := fmt.Sprintf("bench-%d", n), "each measuring for itself"
 	validation := v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick, ReuseComponentResultsFor: "0s"}
@@ -133,6 +140,7 @@ func round(ctx context.Context, t *testing.T, c client.Client, n, nodes int, reu
 		name, how = fmt.Sprintf("fresh-%d", n), "with fresh figures of these nodes to reuse (validation defaults)"
 		validation = v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick}
 	}
+	quiet(ctx, t, c)
 	fmt.Printf("\nbench: %d burst buffer(s) created at once, quick profile, %d node(s) each, %s\n", n, nodes, how)
 	var bbs []*v1alpha1.BurstBuffer
 	start := time.Now()
@@ -197,6 +205,148 @@ func round(ctx context.Context, t *testing.T, c client.Client, n, nodes int, reu
 		time.Sleep(time.Second)
 	}
 	fmt.Printf("  all deleted after %.1f s\n", time.Since(del).Seconds())
+}
+
+// bareStarts measures what the kubelets alone take to run the pods that n burst buffers of the
+// local engine start when they reuse every figure: one prepare pod per node each, the same
+// pod (image, volume, command) in the same namespace, created at once by the bench, with no
+// operator in between. A fresh round's apply -> Ready above this floor is the operator's.
+// The pods carry none of the operator's labels, so that it neither sees nor tidies them; all
+// of them make the same directory, which one clean pod per node removes afterwards.
+func bareStarts(ctx context.Context, t *testing.T, c client.Client, n int, names []string) {
+	image, err := agentImage(ctx, c)
+	if err != nil {
+		t.Errorf("the floor of pod starts: %v", err)
+		return
+	}
+	bb := &v1alpha1.BurstBuffer{
+		ObjectMeta: metav1.ObjectMeta{Name: "floor", Namespace: namespace},
+		Spec:       v1alpha1.BurstBufferSpec{Storage: v1alpha1.StorageSpec{Path: storagePath(ctx, t, c)}},
+		Status:     v1alpha1.BurstBufferStatus{TaskNamespace: operatorNamespace},
+	}
+	quiet(ctx, t, c)
+	bare := func(p *corev1.Pod) *corev1.Pod {
+		p.Labels, p.OwnerReferences = map[string]string{"app.kubernetes.io/name": "beeburst-bench"}, nil
+		return p
+	}
+	var pods []*corev1.Pod
+	for i := 0; i < n*len(names); i++ {
+		pods = append(pods, bare(local.PreparePod(bb, image, i, names[i%len(names)])))
+	}
+	took, ok := runAll(ctx, t, c, pods)
+	if ok {
+		fmt.Printf("\nbench: the kubelets alone: %d prepare pods (what %d burst buffer(s) start on %d node(s)) created at once by the bench, no operator: all exited 0 after %.1f s\n",
+			len(pods), n, len(names), took.Seconds())
+	}
+	var cleans []*corev1.Pod
+	for i, node := range names {
+		cleans = append(cleans, bare(local.CleanPod(bb, image, i, node)))
+	}
+	runAll(ctx, t, c, cleans)
+	gone(ctx, t, c, append(pods, cleans...))
+}
+
+// quiet waits until the burst buffers of the rounds before have no task pod left: the
+// kubelets tear down the sandboxes of deleted pods, and that work must not fall into the
+// floor's figure.
+func quiet(ctx context.Context, t *testing.T, c client.Client) {
+	start := time.Now()
+	for time.Since(start) < 3*time.Minute {
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.HasLabels{nodetask.LabelBurstBufferUID}); err == nil && len(pods.Items) == 0 {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Errorf("task pods of deleted burst buffers still there 3 minutes later")
+}
+
+// gone deletes pods and waits until they are gone: their sandboxes' teardown must not fall
+// into the round after.
+func gone(ctx context.Context, t *testing.T, c client.Client, pods []*corev1.Pod) {
+	for _, p := range pods {
+		_ = c.Delete(ctx, p)
+	}
+	start := time.Now()
+	for left := len(pods); left > 0; time.Sleep(250 * time.Millisecond) {
+		if time.Since(start) > 2*time.Minute {
+			t.Errorf("%d of the bench's pods still there 2 minutes after their deletion", left)
+			return
+		}
+		left = 0
+		for _, p := range pods {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+				left++
+			}
+		}
+	}
+}
+
+// storagePath is spec.storage.path of the rounds' burst buffers, which leave it to the API
+// server's default: read from a dry-run creation.
+func storagePath(ctx context.Context, t *testing.T, c client.Client) string {
+	bb := &v1alpha1.BurstBuffer{
+		ObjectMeta: metav1.ObjectMeta{Name: "floor", Namespace: namespace},
+		Spec:       v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 1}},
+	}
+	if err := c.Create(ctx, bb, client.DryRunAll); err != nil {
+		t.Fatalf("a dry-run burst buffer: %v", err)
+	}
+	return bb.Spec.Storage.Path
+}
+
+// runAll creates pods at once and waits until all succeeded, judged as the operator judges its
+// task pods (nodetask.StateOf: the containers' exit, which the kubelet reports before the
+// pod's phase): how long that took, and false (with the test marked failed) when one failed
+// or they did not finish in time.
+func runAll(ctx context.Context, t *testing.T, c client.Client, pods []*corev1.Pod) (time.Duration, bool) {
+	start := time.Now()
+	for _, p := range pods {
+		if err := c.Create(ctx, p); err != nil {
+			t.Errorf("creating %s: %v", p.Name, err)
+			return 0, false
+		}
+	}
+	for time.Since(start) < 5*time.Minute {
+		done := 0
+		for _, p := range pods {
+			var cur corev1.Pod
+			if err := c.Get(ctx, client.ObjectKeyFromObject(p), &cur); err != nil {
+				continue
+			}
+			switch st, msg := nodetask.StateOf(&cur); st {
+			case nodetask.Succeeded:
+				done++
+			case nodetask.Failed:
+				t.Errorf("%s on %s failed: %s", cur.Name, cur.Spec.NodeName, msg)
+				return 0, false
+			}
+		}
+		if done == len(pods) {
+			return time.Since(start), true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("%d pods not all exited 0 within 5 minutes", len(pods))
+	return 0, false
+}
+
+// agentImage is the image the deployed manager runs its node tasks with (--agent-image).
+func agentImage(ctx context.Context, c client.Client) (string, error) {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(operatorNamespace)); err != nil {
+		return "", err
+	}
+	for _, p := range pods.Items {
+		for _, ctr := range p.Spec.Containers {
+			for _, a := range ctr.Args {
+				if img, ok := strings.CutPrefix(a, "--agent-image="); ok {
+					return img, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("no pod in %s runs with --agent-image", operatorNamespace)
 }
 
 // reusedFrom says where a burst buffer's components and sweep came from when it did not

@@ -10,11 +10,11 @@ import (
 // readAudit counts the manager's requests per window and sums the API server's own breakdown
 // of its slow writes; other users' requests and the stages before completion are ignored.
 func TestReadAudit(t *testing.T) {
-	log := `{"stage":"ResponseComplete","verb":"create","user":{"username":"beeburst-manager"},"objectRef":{"resource":"pods"},"requestReceivedTimestamp":"2026-11-28T04:00:00.000000Z","stageTimestamp":"2026-11-28T04:00:01.000000Z","annotations":{"apiserver.latency.k8s.io/total":"1s","apiserver.latency.k8s.io/apf-queue-wait":"100ms","apiserver.latency.k8s.io/etcd":"50ms","apiserver.latency.k8s.io/serialize-response-object":"250µs","authorization.k8s.io/decision":"allow"}}
-{"stage":"ResponseComplete","verb":"patch","user":{"username":"beeburst-manager"},"objectRef":{"resource":"burstbuffers","subresource":"status"},"requestReceivedTimestamp":"2026-11-28T04:00:02.000000Z","stageTimestamp":"2026-11-28T04:00:02.020000Z"}
-{"stage":"ResponseComplete","verb":"get","user":{"username":"beeburst-manager"},"objectRef":{"resource":"configmaps"},"requestReceivedTimestamp":"2026-11-28T04:00:03.000000Z","stageTimestamp":"2026-11-28T04:00:04.000000Z"}
+	log := `{"stage":"ResponseComplete","verb":"create","user":{"username":"system:serviceaccount:beeburst-system:beeburst-manager"},"objectRef":{"resource":"pods"},"requestReceivedTimestamp":"2026-11-28T04:00:00.000000Z","stageTimestamp":"2026-11-28T04:00:01.000000Z","annotations":{"apiserver.latency.k8s.io/total":"1s","apiserver.latency.k8s.io/apf-queue-wait":"100ms","apiserver.latency.k8s.io/etcd":"50ms","apiserver.latency.k8s.io/serialize-response-object":"250µs","authorization.k8s.io/decision":"allow"}}
+{"stage":"ResponseComplete","verb":"patch","user":{"username":"system:serviceaccount:beeburst-system:beeburst-manager"},"objectRef":{"resource":"burstbuffers","subresource":"status"},"requestReceivedTimestamp":"2026-11-28T04:00:02.000000Z","stageTimestamp":"2026-11-28T04:00:02.020000Z"}
+{"stage":"ResponseComplete","verb":"get","user":{"username":"system:serviceaccount:beeburst-system:beeburst-manager"},"objectRef":{"resource":"configmaps"},"requestReceivedTimestamp":"2026-11-28T04:00:03.000000Z","stageTimestamp":"2026-11-28T04:00:04.000000Z"}
 {"stage":"ResponseComplete","verb":"create","user":{"username":"admin"},"objectRef":{"resource":"pods"},"requestReceivedTimestamp":"2026-11-28T04:00:00.000000Z","stageTimestamp":"2026-11-28T04:00:09.000000Z"}
-{"stage":"ResponseStarted","verb":"create","user":{"username":"beeburst-manager"},"objectRef":{"resource":"pods"},"requestReceivedTimestamp":"2026-11-28T04:00:00.000000Z","stageTimestamp":"2026-11-28T04:00:09.000000Z"}
+{"stage":"ResponseStarted","verb":"create","user":{"username":"system:serviceaccount:beeburst-system:beeburst-manager"},"objectRef":{"resource":"pods"},"requestReceivedTimestamp":"2026-11-28T04:00:00.000000Z","stageTimestamp":"2026-11-28T04:00:09.000000Z"}
 `
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,18 +18,28 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/beeburst/beeburst/test/scale/kubelet"
 )
 
-// managerUser is the identity the manager talks to the API server as: the audit log counts
-// its requests apart from the harness's.
-const managerUser = "beeburst-manager"
-
 // operatorNamespace is the manager's own namespace (--cache-namespace): node locks, the
 // per-node figure cache.
 const operatorNamespace = "beeburst-system"
+
+// managerAccount is the service account the manager runs as, as the Helm chart deploys it.
+// Its token, not a user's certificate, makes the API server treat the manager's requests as
+// a deployed manager's: RBAC through ServiceAccount subjects, and API Priority and Fairness
+// through the bootstrap flow schema "service-accounts" (priority level workload-low), where a
+// plain user would fall to global-default.
+const managerAccount = "beeburst-manager"
+
+// managerUser is the username of managerAccount's token: the audit log counts its requests
+// apart from the harness's.
+const managerUser = "system:serviceaccount:" + operatorNamespace + ":" + managerAccount
 
 // auditPolicy records every request of the manager (metadata only: verb, resource, user) and
 // nothing of anyone else's.
@@ -80,22 +91,36 @@ func startCluster(ctx context.Context, root, kubeBin, dir string) (*cluster, err
 	if c.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return c, err
 	}
-	user, err := c.env.AddUser(envtest.User{Name: managerUser}, nil)
-	if err != nil {
-		return c, err
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		return c, err
-	}
-	c.kubeconfig = filepath.Join(dir, "manager.kubeconfig")
-	if err := os.WriteFile(c.kubeconfig, kc, 0o600); err != nil {
-		return c, err
-	}
 	if err := c.createNamespace(ctx, operatorNamespace); err != nil {
 		return c, err
 	}
+	if err := c.writeManagerKubeconfig(ctx); err != nil {
+		return c, err
+	}
 	return c, c.applyRBAC(ctx, filepath.Join(root, "config", "rbac", "role.yaml"))
+}
+
+// writeManagerKubeconfig creates the manager's service account and writes a kubeconfig with
+// a token of it (TokenRequest, as the kubelet mounts one into a deployed manager's pod).
+func (c *cluster) writeManagerKubeconfig(ctx context.Context) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: managerAccount, Namespace: operatorNamespace}}
+	if _, err := c.cs.CoreV1().ServiceAccounts(operatorNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	// Longer than any run: the manager's client does not refresh a token read from a kubeconfig.
+	tr, err := c.cs.CoreV1().ServiceAccounts(operatorNamespace).CreateToken(ctx, managerAccount, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(24 * 3600))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("a token for the manager's service account: %w", err)
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: c.cfg.Host, CertificateAuthorityData: c.cfg.CAData}
+	kc.AuthInfos[managerAccount] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: managerAccount}
+	kc.CurrentContext = "envtest"
+	c.kubeconfig = filepath.Join(c.dir, "manager.kubeconfig")
+	return clientcmd.WriteToFile(*kc, c.kubeconfig)
 }
 
 func (c *cluster) stop() error {
@@ -114,14 +139,14 @@ func (c *cluster) createNamespace(ctx context.Context, name string) error {
 }
 
 // applyRBAC creates the operator's ClusterRole and Role (controller-gen's output) and binds
-// them to the manager's user, so that it runs with the permissions a deployment gives it.
+// them to the manager's service account, so that it runs with the permissions a deployment gives it.
 func (c *cluster) applyRBAC(ctx context.Context, roleFile string) error {
 	raw, err := os.ReadFile(roleFile)
 	if err != nil {
 		return err
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	subject := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: managerUser}}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: managerAccount, Namespace: operatorNamespace}}
 	for {
 		var probe struct {
 			Kind string `json:"kind"`

@@ -16,7 +16,7 @@ func header(o options, host string, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "beeburst control plane at scale (make bench-scale)\n")
 	fmt.Fprintf(&b, "date: %s   machine: %s (%s)\n", now.UTC().Format("2006-01-02 15:04 MST"), host, machine())
-	fmt.Fprintf(&b, "control plane: envtest's kube-apiserver and etcd (%s); the manager's requests from the API server's audit log (its own user)\n", o.kubeBin)
+	fmt.Fprintf(&b, "control plane: envtest's kube-apiserver and etcd (%s); the manager as its service account (token; RBAC and API Priority and Fairness as deployed), its requests from the API server's audit log\n", o.kubeBin)
 	fmt.Fprintf(&b, "manager: %s (cmd/manager) in its own process, with the operator's RBAC (config/rbac); memory and CPU from /proc; reconciles from its metrics endpoint\n", o.manager)
 	fmt.Fprintf(&b, "kubelet: test/scale/kubelet, simulated: no containers; pending, running, the exit with the agent's report from a per-node model, the phase; the quick profile's chain honoured; real time\n")
 	fmt.Fprintf(&b, "load: engine local, profile quick, %d-%d nodes each (uniform; the least used nodes, as a scheduler's allocation), %.0f per second, %.0f%% deleted 2-12 s after creation;\n",
