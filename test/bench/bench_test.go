@@ -246,14 +246,14 @@ func bareStarts(ctx context.Context, t *testing.T, c client.Client, n int, names
 	gone(ctx, t, c, append(pods, cleans...))
 }
 
-// quiet waits until the burst buffers of the rounds before have no task pod left: the
-// kubelets tear down the sandboxes of deleted pods, and that work must not fall into the
-// floor's figure.
+// quiet waits until the burst buffers of the rounds before (the bench's namespace) have no
+// task pod left: the kubelets tear down the sandboxes of deleted pods, and that work must not
+// fall into the next figure. Other burst buffers of a shared cluster are not waited for.
 func quiet(ctx context.Context, t *testing.T, c client.Client) {
 	start := time.Now()
 	for time.Since(start) < 3*time.Minute {
 		var pods corev1.PodList
-		if err := c.List(ctx, &pods, client.HasLabels{nodetask.LabelBurstBufferUID}); err == nil && len(pods.Items) == 0 {
+		if err := c.List(ctx, &pods, client.MatchingLabels{nodetask.LabelBurstBufferNamespace: namespace}); err == nil && len(pods.Items) == 0 {
 			return
 		}
 		time.Sleep(250 * time.Millisecond)
