@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
@@ -197,13 +198,11 @@ func round(ctx context.Context, t *testing.T, c client.Client, n, nodes int, reu
 	for _, bb := range bbs {
 		_ = c.Delete(ctx, bb)
 	}
-	for time.Since(del) < 5*time.Minute {
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		var l v1alpha1.BurstBufferList
-		if err := c.List(ctx, &l, client.InNamespace(namespace)); err == nil && len(l.Items) == 0 {
-			break
-		}
-		time.Sleep(time.Second)
-	}
+		err := c.List(ctx, &l, client.InNamespace(namespace))
+		return err == nil && len(l.Items) == 0, nil
+	})
 	fmt.Printf("  all deleted after %.1f s\n", time.Since(del).Seconds())
 }
 
@@ -250,15 +249,14 @@ func bareStarts(ctx context.Context, t *testing.T, c client.Client, n int, names
 // task pod left: the kubelets tear down the sandboxes of deleted pods, and that work must not
 // fall into the next figure. Other burst buffers of a shared cluster are not waited for.
 func quiet(ctx context.Context, t *testing.T, c client.Client) {
-	start := time.Now()
-	for time.Since(start) < 3*time.Minute {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList
-		if err := c.List(ctx, &pods, client.MatchingLabels{nodetask.LabelBurstBufferNamespace: namespace}); err == nil && len(pods.Items) == 0 {
-			return
-		}
-		time.Sleep(250 * time.Millisecond)
+		err := c.List(ctx, &pods, client.MatchingLabels{nodetask.LabelBurstBufferNamespace: namespace})
+		return err == nil && len(pods.Items) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("task pods of deleted burst buffers still there 3 minutes later")
 	}
-	t.Errorf("task pods of deleted burst buffers still there 3 minutes later")
 }
 
 // gone deletes pods and waits until they are gone: their sandboxes' teardown must not fall
@@ -267,18 +265,18 @@ func gone(ctx context.Context, t *testing.T, c client.Client, pods []*corev1.Pod
 	for _, p := range pods {
 		_ = c.Delete(ctx, p)
 	}
-	start := time.Now()
-	for left := len(pods); left > 0; time.Sleep(250 * time.Millisecond) {
-		if time.Since(start) > 2*time.Minute {
-			t.Errorf("%d of the bench's pods still there 2 minutes after their deletion", left)
-			return
-		}
+	left := len(pods)
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		left = 0
 		for _, p := range pods {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{}); !apierrors.IsNotFound(err) {
 				left++
 			}
 		}
+		return left == 0, nil
+	})
+	if err != nil {
+		t.Errorf("%d of the bench's pods still there 2 minutes after their deletion", left)
 	}
 }
 
@@ -307,7 +305,8 @@ func runAll(ctx context.Context, t *testing.T, c client.Client, pods []*corev1.P
 			return 0, false
 		}
 	}
-	for time.Since(start) < 5*time.Minute {
+	var failed error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		done := 0
 		for _, p := range pods {
 			var cur corev1.Pod
@@ -318,17 +317,21 @@ func runAll(ctx context.Context, t *testing.T, c client.Client, pods []*corev1.P
 			case nodetask.Succeeded:
 				done++
 			case nodetask.Failed:
-				t.Errorf("%s on %s failed: %s", cur.Name, cur.Spec.NodeName, msg)
-				return 0, false
+				failed = fmt.Errorf("%s on %s failed: %s", cur.Name, cur.Spec.NodeName, msg)
+				return false, failed
 			}
 		}
-		if done == len(pods) {
-			return time.Since(start), true
-		}
-		time.Sleep(100 * time.Millisecond)
+		return done == len(pods), nil
+	})
+	switch {
+	case failed != nil:
+		t.Error(failed)
+		return 0, false
+	case err != nil:
+		t.Errorf("%d pods not all exited 0 within 5 minutes", len(pods))
+		return 0, false
 	}
-	t.Errorf("%d pods not all exited 0 within 5 minutes", len(pods))
-	return 0, false
+	return time.Since(start), true
 }
 
 // agentImage is the image the deployed manager runs its node tasks with (--agent-image).

@@ -129,9 +129,6 @@ func (m *manager) sample() {
 	}
 }
 
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times (100 on Linux).
-const clockTicks = 100
-
 func (m *manager) readProc() {
 	pid := m.cmd.Process.Pid
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -153,26 +150,17 @@ func (m *manager) readProc() {
 			hwm = kb << 10
 		}
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	cpu, ok := procCPU(pid)
+	if !ok {
 		return
 	}
-	// The fields after the command's closing parenthesis; utime and stime are the 14th and
-	// 15th of the line, the 12th and 13th after it.
-	s := string(stat)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 13 {
-		return
-	}
-	ut, _ := strconv.ParseInt(fields[11], 10, 64)
-	st, _ := strconv.ParseInt(fields[12], 10, 64)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if hwm > m.peakRSS {
 		m.peakRSS = hwm
 	}
 	m.rss = rss
-	m.cpu = time.Duration(ut+st) * time.Second / clockTicks
+	m.cpu = cpu
 	m.samples = append(m.samples, rssSample{time.Now(), rss})
 }
 

@@ -109,6 +109,22 @@ func table(results []*result) string {
 	})
 	row("  CPU seconds per burst buffer", func(r *result) string { return fmt.Sprintf("%.3f", r.cpuTotal.Seconds()/n(r)) })
 
+	section("the machine's CPU, first create to all Ready")
+	row("  busy, of all CPUs' time", func(r *result) string {
+		m := r.machineToReady
+		if m.total <= 0 {
+			return "?"
+		}
+		return fmt.Sprintf("%.0f of %.0f s (%.0f%%)", m.busy.Seconds(), m.total.Seconds(), 100*m.busy.Seconds()/m.total.Seconds())
+	})
+	row("  kube-apiserver / etcd / manager / harness (kubelet) / rest", func(r *result) string {
+		m := r.machineToReady
+		// Everything else on the machine; the samples of /proc/stat and of the processes
+		// are a moment apart, so it is never shown below 0.
+		rest := max(0, m.busy-m.apiserver-m.etcd-m.manager-m.harness)
+		return fmt.Sprintf("%.0f / %.0f / %.0f / %.0f / %.0f s", m.apiserver.Seconds(), m.etcd.Seconds(), m.manager.Seconds(), m.harness.Seconds(), rest.Seconds())
+	})
+
 	bbc := map[string]string{"controller": "burstbuffer"}
 	section("reconciles (burstbuffer controller)")
 	row("  per burst buffer: to Ready / idle / teardown", func(r *result) string {

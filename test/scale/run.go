@@ -70,6 +70,7 @@ type result struct {
 	peakRSS, rssAtReady  int64
 	rssAtEnd             int64
 	cpuAtReady, cpuTotal time.Duration
+	machineToReady       cpuTimes // where the machine's CPU went from the first create to all Ready
 	metricsAtReady       map[string]*dto.MetricFamily
 	metricsAtIdleStart   map[string]*dto.MetricFamily
 	metricsAtIdleEnd     map[string]*dto.MetricFamily
@@ -167,6 +168,7 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 
 	logf("%s: creating burst buffers at %.0f per second", sz, o.rate)
 	res.start = time.Now()
+	cpuAtStart := readCPU(mgr.cmd.Process.Pid)
 	if o.profileDir != "" {
 		// The manager's CPU over the arrivals and the first minute after them.
 		go func() {
@@ -257,6 +259,7 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 	}
 	sort.Strings(res.notReady)
 	res.peakRSS, res.rssAtReady, res.cpuAtReady = mgr.usage()
+	res.machineToReady = readCPU(mgr.cmd.Process.Pid).sub(cpuAtStart)
 	res.load[1] = loadAverage()
 	if res.metricsAtReady, err = mgr.scrape(); err != nil {
 		return nil, err
