@@ -146,7 +146,8 @@ type scope struct {
 
 // Reconcile has the house shape: get -> finalizer -> scope -> deferred status patch ->
 // delete path or the phases in order.
-func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
+	defer func() { res.Priority = visitPriority }()
 	log := logf.FromContext(ctx)
 	ctx = liveowner.ForVisit(ctx)
 	bb := &v1alpha1.BurstBuffer{}
@@ -382,6 +383,7 @@ func (r *BurstBufferReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BurstBuffer{}).
+		Watches(&v1alpha1.BurstBuffer{}, arrivalsFirst).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		// The operator's pods: most run in its own namespace, where no owner reference can
 		// point at a burst buffer; their labels name it.
