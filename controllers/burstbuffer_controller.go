@@ -86,7 +86,7 @@ type BurstBufferReconciler struct {
 
 	// stale skips visits that read a burst buffer older than this manager's last write.
 	stale staleGuard
-	// podEvents holds the kubelet's events of pods that wait to start (podstart.go).
+	// podEvents holds the warnings about pods that wait to start, per namespace (podstart.go).
 	podEvents podEvents
 	// shifts lets one visit at a time choose a BeeGFS port shift (needsPortShift).
 	shifts sync.Mutex

@@ -23,8 +23,9 @@ import (
 // the scheduler can never place or the kubelet refused. Container states and pod conditions
 // come with the pod (a watch event); a volume that does not mount is said in the kubelet's
 // events only, which are not watched. So a pod that waits on its node is looked at again a
-// few seconds apart, and its events are listed at most once per startRecheck, however often
-// its burst buffer is visited.
+// few seconds apart, with the kubelet's warnings about the pods of its namespace, listed at
+// most once per startRecheck however many pods wait there and however often their burst
+// buffers are visited.
 
 const (
 	// startGrace: a pod younger than this is starting, not stuck; its events are not read
@@ -43,53 +44,93 @@ const (
 var engineComponents = []string{nodetask.ComponentPrepare, nodetask.ComponentModuleCheck, nodetask.ComponentMgmtd,
 	nodetask.ComponentMeta, nodetask.ComponentStorage, nodetask.ComponentReady, nodetask.ComponentStripe, nodetask.ComponentClient}
 
-// podEvents remembers the kubelet's events of the pods that wait to start, per pod, for
-// startRecheck: one list per waiting pod per recheck, whatever the number of visits.
+// podEvents remembers, per namespace, the warnings about its pods (the kubelet's and the
+// scheduler's: a volume that does not mount, an image that cannot be pulled) for startRecheck.
+// One list of a namespace serves all its waiting pods: a chain of 32 nodes starts 160 pods at
+// once, and a list per pod, in a row, would hold a visit for seconds while the API server is
+// busy.
 type podEvents struct {
 	mu   sync.Mutex
-	read map[types.UID]eventsRead
+	read map[string]*namespaceEvents
 	// blocked is when each pod was first seen unable to start (siblingGrace runs from it).
 	blocked map[types.UID]time.Time
 }
 
-type eventsRead struct {
-	at     time.Time
-	events []corev1.Event
+// namespaceEvents are the warnings about a namespace's pods, by pod UID, as read at at.
+type namespaceEvents struct {
+	// listing is held while the namespace is listed: a visit that finds the list stale while
+	// another visit lists it waits for that list instead of sending its own.
+	listing sync.Mutex
+	at      time.Time
+	byPod   map[types.UID][]corev1.Event
 }
 
-func (c *podEvents) get(uid types.UID, now time.Time) (eventsRead, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.read[uid]
-	return e, ok && now.Sub(e.at) < startRecheck
-}
-
-func (c *podEvents) put(uid types.UID, e eventsRead) {
+// entry is ns's events, created empty (never read) the first time.
+func (c *podEvents) entry(ns string, now time.Time) *namespaceEvents {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.read == nil {
-		c.read = map[types.UID]eventsRead{}
+		c.read = map[string]*namespaceEvents{}
 	}
-	for k, v := range c.read {
-		if e.at.Sub(v.at) >= startRecheck {
-			delete(c.read, k) // stale: read again when asked
+	for k, e := range c.read {
+		if k != ns && e.listing.TryLock() {
+			if now.Sub(e.at) > time.Minute {
+				delete(c.read, k) // no pod waits there any more
+			}
+			e.listing.Unlock()
 		}
 	}
-	c.read[uid] = e
+	e := c.read[ns]
+	if e == nil {
+		e = &namespaceEvents{}
+		c.read[ns] = e
+	}
+	return e
 }
 
-// readAt is when uid's events were last read (zero: never, or long ago).
-func (c *podEvents) readAt(uid types.UID) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.read[uid].at
+// of are the warnings about pod p and when they were read: from the namespace's list when it
+// is younger than startRecheck, otherwise listed again now (list).
+func (c *podEvents) of(ctx context.Context, p *corev1.Pod, now time.Time, list func(ctx context.Context, ns string) ([]corev1.Event, error)) ([]corev1.Event, time.Time, error) {
+	e := c.entry(p.Namespace, now)
+	e.listing.Lock()
+	defer e.listing.Unlock()
+	if e.at.IsZero() || now.Sub(e.at) >= startRecheck {
+		events, err := list(ctx, p.Namespace)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		e.byPod = map[types.UID][]corev1.Event{}
+		for _, ev := range events {
+			e.byPod[ev.InvolvedObject.UID] = append(e.byPod[ev.InvolvedObject.UID], ev)
+		}
+		e.at = now
+	}
+	return e.byPod[p.UID], e.at, nil
 }
 
-// forget drops uid's events: they are read on the next ask.
-func (c *podEvents) forget(uid types.UID) {
+// readAt is when ns's warnings were last read (zero: never, or long ago).
+func (c *podEvents) readAt(ns string) time.Time {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.read, uid)
+	e := c.read[ns]
+	c.mu.Unlock()
+	if e == nil {
+		return time.Time{}
+	}
+	e.listing.Lock()
+	defer e.listing.Unlock()
+	return e.at
+}
+
+// forget drops ns's warnings: they are read on the next ask.
+func (c *podEvents) forget(ns string) {
+	c.mu.Lock()
+	e := c.read[ns]
+	c.mu.Unlock()
+	if e != nil {
+		e.listing.Lock()
+		e.at = time.Time{}
+		e.listing.Unlock()
+	}
 }
 
 // firstBlocked is when pod uid was first seen unable to start, now if this is the first time.
@@ -121,26 +162,17 @@ func (r *BurstBufferReconciler) whyNotStarted(ctx context.Context, p *corev1.Pod
 	}
 	var events []corev1.Event
 	var recheck time.Duration
-	// Events matter on the node: a volume's mount, an image's pull. A pod that ended before it
-	// started (its deadline) keeps its events: read once more, no recheck.
-	if p.Spec.NodeName != "" && (nodetask.Starting(p) || p.Status.Phase == corev1.PodFailed) {
+	if eventsMatter(p) {
 		now := r.Now()
 		age := now.Sub(p.CreationTimestamp.Time)
-		switch e, fresh := r.podEvents.get(p.UID, now); {
-		case age < startGrace && nodetask.Starting(p):
+		if age < startGrace && nodetask.Starting(p) {
 			recheck = startGrace - age
-		case fresh:
-			events = e.events
-			recheck = startRecheck - now.Sub(e.at)
-		default:
-			var list corev1.EventList
-			if err := r.APIReader.List(ctx, &list, client.InNamespace(p.Namespace),
-				client.MatchingFields{"involvedObject.uid": string(p.UID)}); err != nil {
+		} else {
+			evs, at, err := r.podEvents.of(ctx, p, now, r.listPodWarnings)
+			if err != nil {
 				return nil, "", 0, err
 			}
-			events = list.Items
-			r.podEvents.put(p.UID, eventsRead{at: now, events: events})
-			recheck = startRecheck
+			events, recheck = evs, startRecheck-max(0, now.Sub(at))
 		}
 		if !nodetask.Starting(p) {
 			recheck = 0
@@ -151,6 +183,23 @@ func (r *BurstBufferReconciler) whyNotStarted(ctx context.Context, p *corev1.Pod
 		recheck = 0
 	}
 	return b, waiting, recheck, nil
+}
+
+// eventsMatter: whyNotStarted reads p's events. Events matter on the node: a volume's mount,
+// an image's pull. A pod that ended before it started (its deadline) keeps its events: read
+// once more, no recheck.
+func eventsMatter(p *corev1.Pod) bool {
+	return p != nil && p.UID != "" && p.DeletionTimestamp.IsZero() && nodetask.NeverRan(p) &&
+		p.Spec.NodeName != "" && (nodetask.Starting(p) || p.Status.Phase == corev1.PodFailed)
+}
+
+// listPodWarnings reads the warnings about the pods of namespace ns from the API server
+// (events are not watched).
+func (r *BurstBufferReconciler) listPodWarnings(ctx context.Context, ns string) ([]corev1.Event, error) {
+	var list corev1.EventList
+	err := r.APIReader.List(ctx, &list, client.InNamespace(ns),
+		client.MatchingFields{"involvedObject.kind": "Pod", "type": corev1.EventTypeWarning})
+	return list.Items, err
 }
 
 // othersHeard holds a measuring step's verdict on its pods that cannot start (blocked) until
@@ -175,8 +224,8 @@ func (r *BurstBufferReconciler) othersHeard(ctx context.Context, s *scope, block
 		if slices.Contains(blocked, p) {
 			continue
 		}
-		if r.podEvents.readAt(p.UID).Before(first.Add(siblingGrace)) {
-			r.podEvents.forget(p.UID)
+		if r.podEvents.readAt(p.Namespace).Before(first.Add(siblingGrace)) {
+			r.podEvents.forget(p.Namespace)
 		}
 		b, _, _, err := r.whyNotStarted(ctx, p)
 		if err != nil {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -98,6 +100,17 @@ func startCluster(ctx context.Context, root, kubeBin, dir string) (*cluster, err
 		return c, err
 	}
 	return c, c.applyRBAC(ctx, filepath.Join(root, "config", "rbac", "role.yaml"))
+}
+
+// profile saves the API server's CPU profile over seconds to file (its /debug/pprof, as
+// the harness's admin user).
+func (c *cluster) profile(ctx context.Context, seconds int, file string) error {
+	b, err := c.cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+		Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+30) * time.Second).DoRaw(ctx)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, b, 0o644)
 }
 
 // writeManagerKubeconfig creates the manager's service account and writes a kubeconfig with

@@ -56,7 +56,7 @@ func main() {
 	flag.StringVar(&outDir, "out", "docs/bench", "directory of the report file ('' for none)")
 	flag.StringVar(&label, "label", "", "what the run compares, e.g. the manager's version: in the report's header and its file name")
 	flag.BoolVar(&o.keep, "keep", false, "keep each run's directory (audit log, manager log)")
-	flag.StringVar(&o.profileDir, "profile", "", "directory for the manager's CPU profile (the arrivals and a minute after) and heap profile (at all Ready)")
+	flag.StringVar(&o.profileDir, "profile", "", "directory for the CPU profiles of the manager and of kube-apiserver (the arrivals and a minute after) and the manager's heap profile (at all Ready)")
 	flag.Parse()
 	o.seed = uint64(seed)
 	logger = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})

@@ -177,6 +177,13 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 				logf("CPU profile: %v", err)
 			}
 		}()
+		// The API server's over the same window: where the control plane's CPU goes.
+		go func() {
+			file := filepath.Join(o.profileDir, fmt.Sprintf("apiserver-cpu-%dx%d.pprof", sz.bbs, sz.nodes))
+			if err := cl.profile(ctx, int(float64(sz.bbs)/o.rate)+60, file); err != nil {
+				logf("API server CPU profile: %v", err)
+			}
+		}()
 	}
 	tick := time.NewTicker(time.Duration(float64(time.Second) / o.rate))
 	defer tick.Stop()
