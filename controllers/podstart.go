@@ -162,7 +162,9 @@ func (r *BurstBufferReconciler) whyNotStarted(ctx context.Context, p *corev1.Pod
 	}
 	var events []corev1.Event
 	var recheck time.Duration
-	if eventsMatter(p) {
+	// Events matter on the node: a volume's mount, an image's pull. A pod that ended before it
+	// started (its deadline) keeps its events: read once more, no recheck.
+	if p.Spec.NodeName != "" && (nodetask.Starting(p) || p.Status.Phase == corev1.PodFailed) {
 		now := r.Now()
 		age := now.Sub(p.CreationTimestamp.Time)
 		if age < startGrace && nodetask.Starting(p) {
@@ -183,14 +185,6 @@ func (r *BurstBufferReconciler) whyNotStarted(ctx context.Context, p *corev1.Pod
 		recheck = 0
 	}
 	return b, waiting, recheck, nil
-}
-
-// eventsMatter: whyNotStarted reads p's events. Events matter on the node: a volume's mount,
-// an image's pull. A pod that ended before it started (its deadline) keeps its events: read
-// once more, no recheck.
-func eventsMatter(p *corev1.Pod) bool {
-	return p != nil && p.UID != "" && p.DeletionTimestamp.IsZero() && nodetask.NeverRan(p) &&
-		p.Spec.NodeName != "" && (nodetask.Starting(p) || p.Status.Phase == corev1.PodFailed)
 }
 
 // listPodWarnings reads the warnings about the pods of namespace ns from the API server
