@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apitrace"
 	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/engine/beegfs"
@@ -83,6 +84,10 @@ type BurstBufferReconciler struct {
 	// MaxConcurrentReconciles is how many burst buffers are visited at once; 0:
 	// defaultConcurrentReconciles.
 	MaxConcurrentReconciles int
+	// SlowVisit: a visit that takes longer is logged with the API requests it made, grouped
+	// and timed (internal/apitrace; the manager's transport must record them, as its
+	// --slow-visit-log wraps it). 0: none is.
+	SlowVisit time.Duration
 
 	// stale skips visits that read a burst buffer older than this manager's last write.
 	stale staleGuard
@@ -151,6 +156,12 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	log := logf.FromContext(ctx)
 	ctx = liveowner.ForVisit(ctx)
 	bb := &v1alpha1.BurstBuffer{}
+	if r.SlowVisit > 0 {
+		// Registered first, so that it runs last: the status patch below is part of the visit.
+		var visit *apitrace.Visit
+		ctx, visit = apitrace.Start(ctx)
+		defer logIfSlow(ctx, visit, time.Now(), r.SlowVisit, bb)
+	}
 	if err := r.Get(ctx, req.NamespacedName, bb); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.stale.forget(req.NamespacedName)

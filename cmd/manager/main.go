@@ -18,6 +18,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/controllers"
+	"github.com/beeburst/beeburst/internal/apitrace"
 	"github.com/beeburst/beeburst/internal/bbmetrics"
 	"github.com/beeburst/beeburst/internal/claim"
 	"github.com/beeburst/beeburst/internal/speccheck"
@@ -28,11 +29,13 @@ func main() {
 		metricsAddr, probeAddr, pprofAddr, agentImage, cacheNamespace, storageRoots, storageClass string
 		leaderElect                                                                               bool
 		concurrent                                                                                int
+		slowVisit                                                                                 time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the metrics endpoint (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the health probes")
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "address of the Go profiler's endpoint (net/http/pprof); 0, the default, disables it")
 	flag.IntVar(&concurrent, "max-concurrent-reconciles", 0, "how many burst buffers are visited at once (0: the operator's default, 4)")
+	flag.DurationVar(&slowVisit, "slow-visit-log", 0, "log each visit to a burst buffer that takes longer than this (e.g. 250ms), with the API requests it made, grouped and timed; 0, the default, logs none")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, for more than one replica")
 	flag.StringVar(&agentImage, "agent-image", envOr("BEEBURST_AGENT_IMAGE", "beeburst/agent:dev"), "image of the agent that runs node tasks, probes and benchmarks")
 	flag.StringVar(&cacheNamespace, "cache-namespace", envOr("POD_NAMESPACE", "beeburst-system"), "namespace of the per-node ConfigMaps that keep stage-2 figures for reuse (the operator's own)")
@@ -44,6 +47,9 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
+	if soft := setGoMemoryLimit(); soft > 0 {
+		log.Info("Go memory limit set from the container's", "bytes", soft, "share", memoryLimitShare)
+	}
 	roots, err := speccheck.ParseRoots(storageRoots)
 	if err != nil {
 		log.Error(err, "invalid --allowed-storage-roots")
@@ -54,7 +60,12 @@ func main() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	cfg := ctrl.GetConfigOrDie()
+	if slowVisit > 0 {
+		// Every request a visit sends is timed on its way through (internal/apitrace).
+		cfg.Wrap(apitrace.Transport)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
@@ -84,6 +95,7 @@ func main() {
 		StorageRoots:            roots,
 		StorageClass:            storageClass,
 		MaxConcurrentReconciles: concurrent,
+		SlowVisit:               slowVisit,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "unable to set up controller", "controller", "BurstBuffer")
 		os.Exit(1)

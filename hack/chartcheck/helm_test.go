@@ -63,6 +63,7 @@ func TestSchemaRefusalsSayWhatIsAllowed(t *testing.T) {
 		{"metrics.grafanaDashboard.namespace=Mon", "a namespace name"},
 		{"imagePullSecret[0].name=x", "additional properties 'imagePullSecret' not allowed"},
 		{"storageClass.name=Fast_SSD", "the name of a StorageClass"},
+		{"extraArgs={slow-visit-log=1s}", "a flag of the manager"},
 	} {
 		out, err := helmTemplate(t, "beeburst", "--set", c.set)
 		if err == nil {
@@ -90,6 +91,7 @@ image: {repository: registry.example.com/hpc/beeburst-manager, tag: v9.9.9}
 imagePullSecrets: [{name: regcred}]
 podAnnotations: {example.com/owner: hpc-team}
 priorityClassName: system-cluster-critical
+extraArgs: [--slow-visit-log=500ms]
 nodeSelector: {node-role.kubernetes.io/control-plane: ""}
 tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}]
 affinity:
@@ -133,6 +135,8 @@ affinity:
 		pod + "containers.0.image": "registry.example.com/hpc/beeburst-manager:v9.9.9",
 		// The agent of the same release: agentImage empty, the operator's tag.
 		pod + "containers.0.args.1": "--agent-image=ghcr.io/beeburst/agent:v9.9.9",
+		// extraArgs after the chart's own.
+		pod + "containers.0.args.4": "--slow-visit-log=500ms",
 	} {
 		if got := dig(d, path); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s = %#v, want %#v", path, got, want)

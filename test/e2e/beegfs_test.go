@@ -333,11 +333,14 @@ func installOperator(extra ...string) {
 }
 
 // helmInstallArgs installs or upgrades the chart in place with the images under test, then
-// the extra --set flags (a later --set of the same value wins).
+// the extra --set flags (a later --set of the same value wins). The manager logs every visit
+// over a second with the requests it waited for (--slow-visit-log, through the chart's
+// extraArgs): the tail of its log is in a failed spec's report.
 func helmInstallArgs(extra ...string) []string {
 	return append([]string{"upgrade", "--install", "beeburst", "charts/beeburst", "--namespace", operatorNamespace,
 		"--create-namespace", "--wait", "--timeout", "5m",
-		"--set", "image.repository=beeburst/manager", "--set", "image.tag=" + imageTag, "--set", "agentImage=beeburst/agent:" + imageTag, "--set", "image.pullPolicy=IfNotPresent"}, extra...)
+		"--set", "image.repository=beeburst/manager", "--set", "image.tag=" + imageTag, "--set", "agentImage=beeburst/agent:" + imageTag, "--set", "image.pullPolicy=IfNotPresent",
+		"--set", "extraArgs={--slow-visit-log=1s}"}, extra...)
 }
 
 // imageName is the first tag in a docker-archive's manifest.json (or an OCI archive's

@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -142,6 +143,16 @@ var _ = Describe("beeburst", Ordered, func() {
 			g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 			g.Expect(out).To(Equal("1"))
 		}, 2*time.Minute, 2*time.Second).Should(Succeed())
+		// Its Go runtime collects before the container's memory limit is reached
+		// (cmd/manager/memlimit.go): the limit read from inside the pod's cgroup.
+		limit, err := kubectl("-n", operatorNamespace, "get", "deploy", "beeburst-manager", "-o", "jsonpath={.spec.template.spec.containers[0].resources.limits.memory}")
+		Expect(err).NotTo(HaveOccurred(), "%s", limit)
+		q := resource.MustParse(limit)
+		soft := int64(float64(q.Value()) * 0.9)
+		Eventually(func() string {
+			out, _ := kubectl("-n", operatorNamespace, "logs", "deploy/beeburst-manager")
+			return out
+		}, 30*time.Second, time.Second).Should(And(ContainSubstring("Go memory limit set from the container's"), ContainSubstring(fmt.Sprintf(`"bytes":%d`, soft))))
 	})
 
 	It("measures a local burst buffer with the quick profile and publishes limits that match the hardware", func() {

@@ -75,6 +75,7 @@ func startManager(binary, kubeconfig, dir string, pprof bool) (*manager, error) 
 		"--health-probe-bind-address", probes,
 		"--cache-namespace", operatorNamespace,
 		"--agent-image", "beeburst/agent:scale",
+		"--slow-visit-log", slowVisitThreshold.String(),
 	}
 	if pprof {
 		if m.pprofAddr, err = freePort(); err != nil {

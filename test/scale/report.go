@@ -160,6 +160,52 @@ func table(results []*result) string {
 		return fmt.Sprintf("%.1f, %s", sumCounter(r.metricsAtEnd, "controller_runtime_reconcile_total", wc)/n(r), ms(quantile(h, 0.99)))
 	})
 
+	// What the slow visits waited for: each visit over the goal, from the manager's own log
+	// (--slow-visit-log), by the kind of request it spent longest on.
+	section("visits over 250 ms (to Ready), by the requests they spent longest on: visits, time, longest")
+	row("  in all: per burst buffer; their time", func(r *result) string {
+		v := r.slowVisits["toReady"]
+		return fmt.Sprintf("%.2f; %.1f s", float64(v.n)/n(r), v.total.Seconds())
+	})
+	var waited []string
+	seen := map[string]bool{}
+	for _, r := range results {
+		for k := range r.slowVisits["toReady"].by {
+			if !seen[k] {
+				seen[k] = true
+				waited = append(waited, k)
+			}
+		}
+	}
+	// The kinds that held visits longest in the last size first.
+	last := results[len(results)-1].slowVisits["toReady"].by
+	sort.Slice(waited, func(i, j int) bool {
+		ti, tj := time.Duration(0), time.Duration(0)
+		if g := last[waited[i]]; g != nil {
+			ti = g.total
+		}
+		if g := last[waited[j]]; g != nil {
+			tj = g.total
+		}
+		if ti != tj {
+			return ti > tj
+		}
+		return waited[i] < waited[j]
+	})
+	for _, k := range waited {
+		label := "  " + k
+		if k == "none" {
+			label = "  none (sent no request)"
+		}
+		row(label, func(r *result) string {
+			g := r.slowVisits["toReady"].by[k]
+			if g == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%d, %.1f s, max %.2f s", g.n, g.total.Seconds(), g.max.Seconds())
+		})
+	}
+
 	section("API requests of the manager per burst buffer")
 	row("  in all (to Ready + idle + teardown)", func(r *result) string { return fmt.Sprintf("%.1f", float64(r.requests["run"].total())/n(r)) })
 	row("  to all Ready", func(r *result) string { return fmt.Sprintf("%.1f", float64(r.requests["toReady"].total())/n(r)) })

@@ -78,6 +78,7 @@ type result struct {
 	requests             map[string]requestCounts
 	writeSeconds         map[string][]float64 // the API server's time for each of the manager's writes, per window
 	slowWrites           map[string]*slowWrites
+	slowVisits           map[string]*slowVisits // the manager's visits over slowVisitThreshold, per window
 	eventsAtReady        map[string]int64
 	eventsTotal          map[string]int64
 	objects              map[string]int
@@ -340,14 +341,19 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 
 	logf("%s: stopping the manager; reading the audit log", sz)
 	_ = mgr.stop()
-	audit, err := readAudit(cl.auditLog, []window{
+	windows := []window{
 		{"run", res.start.Add(-time.Minute), res.allGone.Add(time.Minute)},
 		{"toReady", res.start.Add(-time.Minute), res.allReady},
 		{"idle", res.idleStart, res.idleEnd},
 		{"teardown", res.teardownStart, res.allGone.Add(time.Minute)},
 		{"arrivals", res.start, res.allCreated.Add(arrivalSettle)},
-	})
+	}
+	audit, err := readAudit(cl.auditLog, windows)
+	if err != nil {
+		return nil, err
+	}
 	res.requests, res.writeSeconds, res.slowWrites = audit.counts, audit.writes, audit.slow
+	res.slowVisits, err = readSlowVisits(mgr.logFile.Name(), windows)
 	return res, err
 }
 
