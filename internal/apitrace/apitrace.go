@@ -5,7 +5,7 @@
 //
 // Transport wraps the manager's HTTP transport (rest.Config.Wrap) and records each request
 // whose context carries a Visit (Start); the informers' lists and watches carry none and are
-// not recorded. Recording is an append under a mutex: cheap enough to stay on.
+// not recorded. Recording is an append under a mutex: cheap enough to leave on.
 package apitrace
 
 import (

@@ -15,7 +15,6 @@ const slowVisitThreshold = 250 * time.Millisecond
 type slowVisit struct {
 	at     time.Time
 	took   time.Duration
-	phase  string
 	mostly string // the requests that took longest in all, "none" when it sent none
 }
 
@@ -79,7 +78,6 @@ func parseSlowVisit(line []byte) (slowVisit, bool) {
 		Msg    string    `json:"msg"`
 		TS     time.Time `json:"ts"`
 		Took   string    `json:"took"`
-		Phase  string    `json:"phase"`
 		Mostly string    `json:"mostly"`
 	}
 	if json.Unmarshal(line, &l) != nil || l.Msg != "slow visit" {
@@ -89,5 +87,5 @@ func parseSlowVisit(line []byte) (slowVisit, bool) {
 	if err != nil {
 		return slowVisit{}, false
 	}
-	return slowVisit{at: l.TS, took: took, phase: l.Phase, mostly: l.Mostly}, true
+	return slowVisit{at: l.TS, took: took, mostly: l.Mostly}, true
 }
