@@ -141,7 +141,7 @@ func Kind(method, path string, watch bool) (verb, resource string) {
 	default:
 		return strings.ToLower(method), path
 	}
-	if len(rest) >= 2 && rest[0] == "namespaces" && len(rest) > 2 {
+	if len(rest) > 2 && rest[0] == "namespaces" {
 		rest = rest[2:] // a namespaced resource; "namespaces/<name>" alone is the namespace
 	}
 	if len(rest) == 0 {

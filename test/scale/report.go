@@ -179,15 +179,14 @@ func table(results []*result) string {
 	}
 	// The kinds that held visits longest in the last size first.
 	last := results[len(results)-1].slowVisits["toReady"].by
+	heldFor := func(k string) time.Duration {
+		if g := last[k]; g != nil {
+			return g.total
+		}
+		return 0
+	}
 	sort.Slice(waited, func(i, j int) bool {
-		ti, tj := time.Duration(0), time.Duration(0)
-		if g := last[waited[i]]; g != nil {
-			ti = g.total
-		}
-		if g := last[waited[j]]; g != nil {
-			tj = g.total
-		}
-		if ti != tj {
+		if ti, tj := heldFor(waited[i]), heldFor(waited[j]); ti != tj {
 			return ti > tj
 		}
 		return waited[i] < waited[j]
