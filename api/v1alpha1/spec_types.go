@@ -417,7 +417,8 @@ type BeeGFSSpec struct {
 	Images *BeeGFSImages `json:"images,omitempty"`
 
 	// interfaces are the network interfaces BeeGFS services and clients use, in order of
-	// preference (connInterfacesList). Empty: all. Each is a Linux interface name: 1-15
+	// preference (connInterfacesList). Empty: each node's InternalIP only (the address the
+	// other nodes reach it by). Each is a Linux interface name: 1-15
 	// printable characters (IFNAMSIZ), no whitespace, '/' or ':', not "." or ".."; nor ',' or
 	// '#', which would split or end the rendered list.
 	// +listType=atomic

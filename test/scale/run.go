@@ -167,7 +167,7 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 	}
 	deletes := make(chan types.NamespacedName, sz.bbs)
 
-	logf("%s: creating burst buffers at %.0f per second", sz, o.rate)
+	logf("%s: creating burst buffers at %g per second", sz, o.rate)
 	res.start = time.Now()
 	cpuAtStart := readCPU(mgr.cmd.Process.Pid)
 	if o.profileDir != "" {
@@ -304,7 +304,7 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 		return nil, err
 	}
 
-	logf("%s: deleting every burst buffer at %.0f per second", sz, o.rate)
+	logf("%s: deleting every burst buffer at %g per second", sz, o.rate)
 	res.teardownStart = time.Now()
 	var list v1alpha1.BurstBufferList
 	if err := c.List(ctx, &list, client.InNamespace(benchNamespace)); err != nil {
