@@ -102,8 +102,13 @@ bench-scale: envtest ## Not part of make test: the control plane at scale - envt
 	go run ./test/scale -kube-bin "$(K8S_BIN)" -manager "$(LOCALBIN)/manager" $(BENCH_SCALE_ARGS)
 
 .PHONY: test-unit
+# The unit tests and the envtest suite run with the race detector: the controllers write from
+# several goroutines per visit (internal/parallel) beside concurrent visits, and a data race
+# there would end the manager. RACE= runs them without it.
+RACE ?= -race
+
 test-unit: host-tools ## Unit tests of the pure packages and commands, with real fio and iperf3 runs.
-	BEEBURST_REQUIRE_TOOLS=1 go test ./api/... ./internal/... ./cmd/... ./hack/... ./test/scale/... -count=1
+	BEEBURST_REQUIRE_TOOLS=1 go test $(RACE) ./api/... ./internal/... ./cmd/... ./hack/... ./test/scale/... -count=1
 
 # Fuzzing: every fuzz target for FUZZTIME each, one `go test -fuzz` per target (see the script).
 FUZZTIME ?= 4s
@@ -119,7 +124,7 @@ host-tools: ## Install fio and iperf3 from Debian packages if missing (the agent
 
 .PHONY: test-envtest
 test-envtest: envtest ## Ginkgo + envtest suite against a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test ./controllers/... -count=1 -timeout 20m
+	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test $(RACE) ./controllers/... -count=1 -timeout 20m
 
 .PHONY: envtest
 envtest: $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd ## Build kube-apiserver and etcd for envtest from Go module sources (cached).

@@ -155,5 +155,7 @@ func (r *BurstBufferReconciler) startChain(ctx context.Context, s *scope) error 
 	if _, _, _, err := r.runMeasuring(ctx, s, chain[0].pod); err != nil || !s.locks.held {
 		return err
 	}
-	return parallel.Do(len(chain)-1, func(i int) error { return r.createMeasuring(ctx, s, chain[i+1].pod) })
+	// Each creates a copy: the client writes the API server's answer into the object it is
+	// given, and the plan's pods are read by every other creation meanwhile (inChain).
+	return parallel.Do(len(chain)-1, func(i int) error { return r.createMeasuring(ctx, s, chain[i+1].pod.DeepCopy()) })
 }

@@ -109,3 +109,40 @@ func TestPodWarningsListedOncePerNamespace(t *testing.T) {
 		t.Errorf("%d lists of jobs after forget, read at %v", count("jobs"), r.podEvents.readAt("jobs"))
 	}
 }
+
+// An entry made by one visit and not listed yet is not dropped by another namespace's visit:
+// the first visit's list must land where the next visit of its namespace reads it.
+func TestPodWarningsFreshEntryKept(t *testing.T) {
+	var c podEvents
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	lists := map[string]int{}
+	list := func(_ context.Context, ns string) ([]corev1.Event, error) { lists[ns]++; return nil, nil }
+	pod := func(ns, name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(name)}}
+	}
+	// Visit A of namespace a has made its entry and not yet taken it (of() in two halves).
+	a := c.entry("a", now)
+	// Visit B of namespace b runs in between.
+	if _, _, err := c.of(context.Background(), pod("b", "b1"), now, list); err != nil {
+		t.Fatal(err)
+	}
+	// Visit A lists, as of() does.
+	a.listing.Lock()
+	_, _ = list(context.Background(), "a")
+	a.byPod, a.at = map[types.UID][]corev1.Event{}, now
+	a.listing.Unlock()
+	// The next visit of namespace a, well within startRecheck, reads A's list.
+	if _, _, err := c.of(context.Background(), pod("a", "a2"), now.Add(10*time.Millisecond), list); err != nil {
+		t.Fatal(err)
+	}
+	if lists["a"] != 1 {
+		t.Errorf("namespace a listed %d times within startRecheck, want 1 (lists %v)", lists["a"], lists)
+	}
+	// An entry nobody read for more than a minute still goes.
+	if _, _, err := c.of(context.Background(), pod("b", "b2"), now.Add(2*time.Minute), list); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.read["a"]; ok {
+		t.Error("namespace a's entry kept after two minutes unread")
+	}
+}

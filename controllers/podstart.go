@@ -63,6 +63,9 @@ type namespaceEvents struct {
 	listing sync.Mutex
 	at      time.Time
 	byPod   map[types.UID][]corev1.Event
+	// made is when the entry was made: one not read yet is as new as that, so that another
+	// namespace's visit does not drop it before its first list.
+	made time.Time
 }
 
 // entry is ns's events, created empty (never read) the first time.
@@ -74,7 +77,7 @@ func (c *podEvents) entry(ns string, now time.Time) *namespaceEvents {
 	}
 	for k, e := range c.read {
 		if k != ns && e.listing.TryLock() {
-			if now.Sub(e.at) > time.Minute {
+			if now.Sub(e.at) > time.Minute && now.Sub(e.made) > time.Minute {
 				delete(c.read, k) // no pod waits there any more
 			}
 			e.listing.Unlock()
@@ -82,7 +85,7 @@ func (c *podEvents) entry(ns string, now time.Time) *namespaceEvents {
 	}
 	e := c.read[ns]
 	if e == nil {
-		e = &namespaceEvents{}
+		e = &namespaceEvents{made: now}
 		c.read[ns] = e
 	}
 	return e

@@ -13,6 +13,8 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/conditions"
+	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 	"github.com/beeburst/beeburst/internal/sweepcache"
 )
 
@@ -111,7 +113,31 @@ func (r *BurstBufferReconciler) keepValidation(ctx context.Context, s *scope) er
 		cur.Labels, cur.Annotations, cur.Data = want.Labels, want.Annotations, want.Data
 		err = r.Update(ctx, &cur)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return r.pruneValidations(ctx)
+}
+
+// pruneValidations deletes the kept validations that no burst buffer may reuse any more
+// (sweepcache.Expired). Each configuration ever validated leaves one record, and nothing
+// else removes them: without this they would pile up in the operator's namespace and in the
+// manager's cache. Run where a record is written, so the records' count stays bounded by
+// the configurations validated within sweepcache.MaxAge.
+func (r *BurstBufferReconciler) pruneValidations(ctx context.Context) error {
+	var list corev1.ConfigMapList
+	if err := r.List(ctx, &list, client.InNamespace(r.CacheNamespace),
+		client.MatchingLabels{nodetask.LabelComponent: sweepcache.Component, nodetask.LabelManagedBy: nodetask.ManagedBy}); err != nil {
+		return err
+	}
+	now := r.Now()
+	var expired []*corev1.ConfigMap
+	for i := range list.Items {
+		if sweepcache.Expired(&list.Items[i], now) {
+			expired = append(expired, &list.Items[i])
+		}
+	}
+	return parallel.Do(len(expired), func(i int) error { return client.IgnoreNotFound(r.Delete(ctx, expired[i])) })
 }
 
 // csvRows are a sweep CSV's data rows (saveSweep adds the header).

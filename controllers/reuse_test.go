@@ -7,10 +7,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/sweepcache"
 )
 
@@ -41,6 +43,20 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 	AfterEach(func() { forgetFiguresOf(ctx, nodes) })
 
 	It("takes the components and the sweep of a fresh clean validation, measures nothing, and says whose figures they are", func() {
+		// Records of other configurations: one no burst buffer may reuse any more, which
+		// keeping this validation prunes, and one still fresh, which stays.
+		record := func(what string, age time.Duration) *corev1.ConfigMap {
+			cm, err := sweepcache.ConfigMap(operatorNamespace, sweepcache.Record{
+				Key: nodetask.Hash(ns + what), MeasuredBy: ns + "/" + what, MeasuredTime: metav1.NewTime(time.Now().Add(-age)),
+			})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(k8s.Create(ctx, cm)).To(Succeed())
+			return cm
+		}
+		expired := record("expired", sweepcache.MaxAge+time.Hour)
+		other := record("other", time.Hour)
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, other))).To(Succeed()) })
+
 		first := quick("first")
 		Expect(k8s.Create(ctx, first)).To(Succeed())
 		prepared("first")
@@ -55,6 +71,10 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: sweepcache.Name(key)}, &corev1.ConfigMap{})
 		}, timeout).Should(Succeed(), "a clean validation is kept")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(expired), &corev1.ConfigMap{}))
+		}, timeout).Should(BeTrue(), "a record older than any reuse window is pruned")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(other), &corev1.ConfigMap{})).To(Succeed(), "a fresh record of another configuration stays")
 
 		start := time.Now()
 		second := quick("second")

@@ -7,6 +7,8 @@ package parallel
 
 import (
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"sync"
 )
 
@@ -19,6 +21,10 @@ const AtOnce = 16
 // all succeed). Every call runs even when one fails: the writes are independent, and a
 // partial batch is what the next visit would redo anyway. do must be safe to run
 // concurrently: write results to its own index of a slice, never to a shared map.
+//
+// A call that panics fails with an error that says so, with its stack: controller-runtime
+// recovers a visit's panic, but not one in a goroutine the visit started, which would end
+// the manager and every other visit with it.
 func Do(n int, do func(i int) error) error {
 	errs := make([]error, n)
 	sem := make(chan struct{}, AtOnce)
@@ -26,7 +32,12 @@ func Do(n int, do func(i int) error) error {
 	for i := range n {
 		sem <- struct{}{}
 		wg.Go(func() {
-			defer func() { <-sem }()
+			defer func() {
+				if p := recover(); p != nil {
+					errs[i] = fmt.Errorf("panic in write %d of %d: %v\n%s", i+1, n, p, debug.Stack())
+				}
+				<-sem
+			}()
 			errs[i] = do(i)
 		})
 	}

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,5 +39,24 @@ func TestDo(t *testing.T) {
 	}
 	if err := Do(0, func(int) error { return errOdd }); err != nil {
 		t.Errorf("no calls: %v", err)
+	}
+}
+
+// A call that panics is an error of Do's, not the end of the process; the others run.
+func TestDoRecoversPanic(t *testing.T) {
+	var calls atomic.Int32
+	err := Do(20, func(i int) error {
+		calls.Add(1)
+		if i == 7 {
+			var p *struct{ name string }
+			_ = p.name // a nil dereference, as a torn read would give
+		}
+		return nil
+	})
+	if calls.Load() != 20 {
+		t.Errorf("%d calls, want 20", calls.Load())
+	}
+	if err == nil || !strings.Contains(err.Error(), "panic in write 8 of 20") || !strings.Contains(err.Error(), "nil pointer") {
+		t.Errorf("error %v, want the panic of write 8", err)
 	}
 }

@@ -153,6 +153,22 @@ func (r Record) Fresh(key string, maxAge time.Duration, now time.Time) bool {
 		now.Sub(r.MeasuredTime.Time) <= maxAge && !r.MeasuredTime.After(now.Add(time.Minute))
 }
 
+// MaxAge is the oldest a record can be and still stand for a validation: the longest
+// validation.reuseComponentResultsFor the API admits.
+const MaxAge = 168 * time.Hour
+
+// Expired says whether a record's ConfigMap can go at now: its validation is older than
+// MaxAge, so no burst buffer may reuse it. One that cannot be read goes once its object is
+// older than MaxAge: nothing can reuse it either, and a record of a newer release that a
+// rolled-back operator cannot read is kept as long as it could be fresh.
+func Expired(cm *corev1.ConfigMap, now time.Time) bool {
+	r, err := FromConfigMap(cm)
+	if err != nil {
+		return now.Sub(cm.CreationTimestamp.Time) > MaxAge
+	}
+	return now.Sub(r.MeasuredTime.Time) > MaxAge
+}
+
 // Source is the reused figures' mark.
 func (r Record) Source() *v1alpha1.ReusedFrom {
 	return &v1alpha1.ReusedFrom{BurstBuffer: r.MeasuredBy, MeasuredTime: r.MeasuredTime}

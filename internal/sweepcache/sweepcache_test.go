@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -151,5 +152,33 @@ func TestRecordRoundTripAndFreshness(t *testing.T) {
 	}
 	if s := back.Describe(now.Add(90 * time.Second)); !strings.Contains(s, "team/a") || !strings.Contains(s, "1m30s ago") {
 		t.Errorf("Describe: %s", s)
+	}
+}
+
+// A record goes once no burst buffer may reuse it: older than the longest reuse window the
+// API admits; an unreadable one once its object is that old.
+func TestExpired(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	at := func(age time.Duration) *corev1.ConfigMap {
+		cm, err := ConfigMap("ops", New(measured(), []string{"n1", "n2"}, "", now.Add(-age)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cm
+	}
+	if Expired(at(MaxAge-time.Minute), now) {
+		t.Error("a record that a 168h window may still reuse expired")
+	}
+	if !Expired(at(MaxAge+time.Minute), now) {
+		t.Error("a record older than 168h kept")
+	}
+	bad := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+		Data: map[string]string{dataKey: "{not json"}}
+	if Expired(bad, now) {
+		t.Error("an unreadable record of an hour ago expired: a newer release may read it")
+	}
+	bad.CreationTimestamp = metav1.NewTime(now.Add(-MaxAge - time.Hour))
+	if !Expired(bad, now) {
+		t.Error("an unreadable record older than 168h kept")
 	}
 }
