@@ -91,6 +91,15 @@ func (r *BurstBufferReconciler) reconcileVolume(ctx context.Context, s *scope) (
 	if !allStagesDone(bb) || len(s.nodes) == 0 {
 		return ctrl.Result{}, true, nil
 	}
+	if bb.Status.ReadyTime == nil {
+		// Ready is recorded (status.readyTime) by this visit's status write; the volume comes
+		// on the visit that write brings. Stage-out reads a burst buffer without readyTime as
+		// one no workload wrote to: a volume before the record, and a write of it that failed,
+		// would let a workload's results be torn down unstaged.
+		conditions.Set(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimWaiting,
+			"the claim's volume is created once Ready is recorded")
+		return ctrl.Result{}, true, nil
+	}
 	c, conflict, err := r.ensureClaim(ctx, bb, claim.Workload, len(s.nodes))
 	if err != nil {
 		return ctrl.Result{}, true, err

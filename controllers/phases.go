@@ -102,7 +102,11 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 	}
 	bb.Status.NodeSelection = choice.Message
 	conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionUnknown, v1alpha1.ReasonNodesSelected, choice.Message)
-	return ctrl.Result{}, true, nil
+	// Nothing is made for the nodes before the choice is saved: this visit's status patch
+	// brings the next visit, which goes on. Were the patch lost, the next visit would choose
+	// again - maybe other nodes - and find pods made for this choice by their names (a
+	// prepare pod of node 0 that succeeded on another node), with data left on that one.
+	return ctrl.Result{}, false, nil
 }
 
 // roles follows BeeOND's layout: management on the first node, metadata on the first

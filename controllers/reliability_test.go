@@ -522,6 +522,28 @@ var _ = Describe("Deletion always finishes or says why not", func() {
 		Eventually(func() []string { return eventReasons(ctx, ns, corev1.EventTypeWarning) }, timeout).Should(ContainElement("DataLeftOnNode"))
 	})
 
+	It("names the node and the error when removing the data fails, retries after a pause, and hurry leaves the data there", func() {
+		bb := readyBB("rmfail")
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "rmfail-clean-0", corev1.PodSucceeded, "")
+		failed := getPod(ctx, ns, "rmfail-clean-1")
+		Eventually(failed, timeout).ShouldNot(BeNil())
+		firstUID := failed().UID
+		finishPod(ctx, ns, "rmfail-clean-1", corev1.PodFailed, "rm: cannot remove 'x': Read-only file system")
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonTeardownStuck))
+		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(And(
+			ContainSubstring("on node "+ns+"-b failed: rm: cannot remove 'x': Read-only file system"), ContainSubstring("spec.teardown.hurry: true")))
+		// The failure stays in view for the pause before the retry, not for one visit.
+		Consistently(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Reason }, teardownBound/2).Should(Equal(v1alpha1.ReasonTeardownStuck))
+		Eventually(func() bool { p := failed(); return p != nil && p.UID != firstUID }, teardownBound+timeout).Should(BeTrue(), "a fresh clean pod retries")
+
+		setHurry(bb)
+		finishPod(ctx, ns, "rmfail-clean-1", corev1.PodFailed, "rm: cannot remove 'x': Read-only file system")
+		Eventually(gone(bb), timeout).Should(BeTrue())
+		Eventually(func() []string { return eventReasons(ctx, ns, corev1.EventTypeWarning) }, timeout).Should(ContainElement("DataLeftOnNode"))
+	})
+
 	It("bounds the wait for a task pod that does not stop (its node is down); hurry deletes it without grace", func() {
 		bb := localBB(ns, "down", 2)
 		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick

@@ -90,6 +90,20 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 // and Secrets it names exist, the copy pods (one per node), a bound on pods the scheduler
 // cannot place, then what the pods report.
 func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.Direction) (stageOutcome, ctrl.Result, error) {
+	out, res, err := r.runCopies(ctx, s, d)
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		// Deleting the namespace deleted the burst buffer too; the copies cannot be made in
+		// it, and no retry changes that. Say so, keep the data, name the way out.
+		conditions.Set(s.bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonNamespaceDeleting,
+			fmt.Sprintf("namespace %s is being deleted, and Kubernetes creates no pods in it: the %s copies cannot run. The data stays on the nodes; set spec.teardown.hurry: true to give it up and let the namespace go",
+				s.bb.Namespace, d.Name()))
+		return stageFailed, ctrl.Result{}, nil
+	}
+	return out, res, err
+}
+
+// runCopies is stage's work: sources, staging claim, pods, status.
+func (r *BurstBufferReconciler) runCopies(ctx context.Context, s *scope, d staging.Direction) (stageOutcome, ctrl.Result, error) {
 	bb := s.bb
 	claims, res, ok, err := r.copySources(ctx, bb, d)
 	if err != nil || !ok {

@@ -251,6 +251,28 @@ var _ = Describe("Stage-in and stage-out", func() {
 			Eventually(gone(bb), timeout).Should(BeTrue())
 		})
 
+		It("says that a namespace being deleted stops the stage-out, keeps the data, and lets hurry give it up", func() {
+			bb := localBB(ns, "nsgone", 2)
+			bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", S3: &v1alpha1.S3Source{URL: "s3://results/run-7", Endpoint: "http://10.0.0.9:9000"}}}
+			createReady(ctx, bb)
+			// The namespace's deletion deletes the burst buffer (here by hand: envtest runs no
+			// namespace controller) and refuses new pods and claims in the namespace.
+			Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+			Expect(k8s.Delete(ctx, bb)).To(Succeed())
+
+			Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseStageOutFailed))
+			c := condition(ctx, bb, v1alpha1.ConditionStagedOut)()
+			Expect(c).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonNamespaceDeleting))
+			Expect(c.Message).To(And(ContainSubstring("namespace "+ns+" is being deleted"), ContainSubstring("The data stays on the nodes"),
+				ContainSubstring("spec.teardown.hurry: true")))
+			Consistently(exists("nsgone-clean-0"), 2*time.Second).Should(BeFalse(), "nothing is removed")
+
+			update(bb, func(cur *v1alpha1.BurstBuffer) { cur.Spec.Teardown.Hurry = true })
+			finishPod(ctx, ns, "nsgone-clean-0", corev1.PodSucceeded, "")
+			finishPod(ctx, ns, "nsgone-clean-1", corev1.PodSucceeded, "")
+			Eventually(gone(bb), timeout).Should(BeTrue())
+		})
+
 		It("waits for running workload pods before it copies, and hurry gives the data up", func() {
 			bb := outBB("wait")
 			Expect(k8s.Create(ctx, workloadPod(ns, "job-0", "wait", false))).To(Succeed())

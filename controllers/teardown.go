@@ -41,6 +41,12 @@ func (r *BurstBufferReconciler) teardownTimeout() time.Duration {
 	return defaultTeardownTimeout
 }
 
+// cleanRetryPause is how long a failed clean pod stays before a fresh one retries: at most
+// the teardown bound.
+func (r *BurstBufferReconciler) cleanRetryPause() time.Duration {
+	return min(30*time.Second, r.teardownTimeout())
+}
+
 // teardownWait collects what a deletion visit waits for.
 type teardownWait struct {
 	waiting []string // in progress, within bounds
@@ -163,7 +169,14 @@ func (r *BurstBufferReconciler) superviseCleanPod(ctx context.Context, bb *v1alp
 		}
 		w.stuck = append(w.stuck, fmt.Sprintf("removing %s on node %s failed: %s. beeburst retries; fix the cause on the node, or set spec.teardown.hurry: true to leave the data there",
 			nodetask.DataDir(bb), ns.Name, shorten.FirstLine(msg, messageMax)))
-		return nil
+		// The failed pod stays for a pause, so that its failure is what the status shows and
+		// a node that fails every time is not sent a pod every few seconds; then a fresh one.
+		_, end, _ := ranBetween(pod, r.Now())
+		if wait := end.Add(r.cleanRetryPause()).Sub(r.Now()); wait > 0 {
+			w.wake(wait)
+			return nil
+		}
+		return r.deleteCleanPod(ctx, bb, i)
 	}
 	if _, _, started := ranBetween(pod, r.Now()); started {
 		w.waiting = append(w.waiting, fmt.Sprintf("removing %s on node %s", nodetask.DataDir(bb), ns.Name))

@@ -107,6 +107,9 @@ const (
 	ReasonSecretNotFound = "SecretNotFound"
 	// ReasonNodeGone: a node holding data is gone; its data cannot be staged out.
 	ReasonNodeGone = "NodeGone"
+	// ReasonNamespaceDeleting: the burst buffer's namespace is being deleted, and Kubernetes
+	// creates no pods in it: the copies cannot run. The data stays on the nodes.
+	ReasonNamespaceDeleting = "NamespaceDeleting"
 	// ReasonSkippedByHurry: spec.teardown.hurry skipped the stage-out.
 	ReasonSkippedByHurry = "SkippedByHurry"
 	// ReasonCopyUnschedulable: a copy pod could not be scheduled on its node for longer than
@@ -289,6 +292,7 @@ var reasonKinds = map[string]ReasonKind{
 	ReasonClaimNotFound:         ReasonKindAttention,
 	ReasonSecretNotFound:        ReasonKindAttention,
 	ReasonNodeGone:              ReasonKindTerminal,
+	ReasonNamespaceDeleting:     ReasonKindTerminal,
 	ReasonSkippedByHurry:        ReasonKindProgress,
 	ReasonCopyUnschedulable:     ReasonKindTerminal,
 	ReasonTeardownStuck:         ReasonKindAttention,

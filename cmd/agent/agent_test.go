@@ -537,6 +537,33 @@ func TestStage(t *testing.T) {
 	if code, _, _ := agent(t, "-q", "stage", "--from", src); code != exitUsage {
 		t.Errorf("unpaired --from: exit %d, want %d", code, exitUsage)
 	}
+
+	// A beegfs burst buffer's copy on a node whose client mount is gone sees the empty
+	// mount point: here, a directory on the machine's own file system. It copies nothing
+	// and fails, where a copy of "nothing" would let the teardown remove the targets.
+	code, r, _ = agent(t, "-q", "stage", "--from", filepath.Join(src, "in"), "--to", filepath.Join(t.TempDir(), "in"), "--beegfs", src)
+	if code != exitFailed || !strings.Contains(r.Message, "BeeGFS file system is not mounted on this node") || r.Stage != nil {
+		t.Fatalf("copy from a file system that is not BeeGFS: exit %d, message %q, report %+v", code, r.Message, r.Stage)
+	}
+}
+
+// requireFileSystem accepts the file system type a directory has (BeeGFS is not mounted
+// here: the type of a temporary directory stands in for it) and refuses any other.
+func TestRequireFileSystem(t *testing.T) {
+	dir := t.TempDir()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := requireFileSystem(dir, uint32(st.Type), "this"); err != nil {
+		t.Errorf("its own type refused: %v", err)
+	}
+	if err := requireFileSystem(dir, beegfsMagic, "BeeGFS"); err == nil || !strings.Contains(err.Error(), "0x19830326") {
+		t.Errorf("not BeeGFS, accepted or unclear: %v", err)
+	}
+	if err := requireFileSystem(filepath.Join(dir, "gone"), beegfsMagic, "BeeGFS"); err == nil {
+		t.Error("a missing directory accepted")
+	}
 }
 
 // The stage subcommand with an object store on one side (gofakes3 in the process): a round

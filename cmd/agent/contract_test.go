@@ -47,7 +47,7 @@ func TestContractRoundTrip(t *testing.T) {
 			for i := range min(len(from), len(to)) {
 				pairs = append(pairs, agentapi.Pair{From: from[i], To: to[i]})
 			}
-			return agentapi.Stage{Pairs: pairs, MissingOK: boolean(f, agentapi.FlagMissingOK), Shard: num(f, agentapi.FlagShard),
+			return agentapi.Stage{Pairs: pairs, MissingOK: boolean(f, agentapi.FlagMissingOK), BeeGFS: str(f, agentapi.FlagBeeGFS), Shard: num(f, agentapi.FlagShard),
 				Of: num(f, agentapi.FlagOf), Globals: globalsOf(f)}
 		}},
 		{filled(agentapi.DirCreate{}), func(f *pflag.FlagSet) agentapi.Request {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -26,7 +27,7 @@ func newStage(g *globals, stdout io.Writer) *cobra.Command {
 	var shard, of int
 	var missingOK bool
 	var progress time.Duration
-	var s3Endpoint, s3Region string
+	var s3Endpoint, s3Region, beegfsDir string
 	c := &cobra.Command{
 		Use:   agentapi.CmdStage + " --from DIR|URL --to DIR|URL [--from DIR|URL --to DIR|URL ...] [--shard I --of N] [--missing-ok]",
 		Short: "copy directory trees, never overwriting: the stage-in and stage-out of a burst buffer",
@@ -35,7 +36,9 @@ destination complete or not at all (temporary name, fsync, hard link). An existi
 file is never overwritten: the same content counts as copied (a retry), other content fails the
 copy naming the file. With --shard/--of, this copier takes only the files whose path hashes to
 its shard (a shared file system copied by N nodes at once). --missing-ok makes a missing --from
-an empty copy (stage-out from a node the job did not write on). Progress goes to stderr as
+an empty copy (stage-out from a node the job did not write on). --beegfs DIR refuses to copy
+unless DIR is a BeeGFS mount (a node whose client mount is gone shows an empty mount point,
+which must not pass for a job that wrote nothing). Progress goes to stderr as
 "progress {json}" lines; the Report's "stage" holds the totals.
 
 Either side of a pair may be an object store, s3://bucket/prefix (the other a directory): its
@@ -58,6 +61,11 @@ else from the pod's IAM role (IRSA, instance profile).`,
 				pairs = append(pairs, treecopy.Pair{From: from[i], To: to[i]})
 			}
 			return runReport(g, stdout, agentapi.CmdStage, func(ctx context.Context, r *bench.Report) error {
+				if beegfsDir != "" {
+					if err := requireFileSystem(beegfsDir, beegfsMagic, "BeeGFS"); err != nil {
+						return err
+					}
+				}
 				start := time.Now()
 				var done treecopy.Totals // of the pairs before the current one
 				report := func(t treecopy.Totals) {
@@ -91,10 +99,29 @@ else from the pod's IAM role (IRSA, instance profile).`,
 	f.IntVar(&shard, agentapi.FlagShard, 0, "this copier's shard, 0 <= shard < of")
 	f.IntVar(&of, agentapi.FlagOf, 1, "number of copiers sharing the files")
 	f.BoolVar(&missingOK, agentapi.FlagMissingOK, false, "a missing --from is an empty copy, not an error")
+	f.StringVar(&beegfsDir, agentapi.FlagBeeGFS, "", "refuse to copy unless this directory is a BeeGFS mount")
 	f.DurationVar(&progress, "progress-interval", 5*time.Second, "how often progress is printed")
 	f.StringVar(&s3Endpoint, "s3-endpoint", "", "object store URL (http or https) for s3:// pairs; empty: AWS S3")
 	f.StringVar(&s3Region, "s3-region", "", "bucket region for s3:// pairs; empty: asked from the server")
 	return c
+}
+
+// beegfsMagic is the BeeGFS client's file system type in statfs (BEEGFS_MAGIC in the client
+// module's FhgfsOpsSuper.h).
+const beegfsMagic = 0x19830326
+
+// requireFileSystem fails unless dir is on a file system of type magic (statfs f_type). The
+// message names no path: the operator shows it as the node's copy failure.
+func requireFileSystem(dir string, magic uint32, name string) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return fmt.Errorf("the burst buffer's file system cannot be inspected on this node: %w", err)
+	}
+	if got := uint32(st.Type); got != magic {
+		return fmt.Errorf("the burst buffer's %s file system is not mounted on this node (its mount point has file system type %#x, not %s's %#x): nothing was copied",
+			name, got, name, magic)
+	}
+	return nil
 }
 
 // stagePair copies one pair with the copier its sides call for.

@@ -68,6 +68,7 @@ const (
 	FlagShard     = "shard"
 	FlagOf        = "of"
 	FlagMissingOK = "missing-ok"
+	FlagBeeGFS    = "beegfs"
 
 	// dir create|remove.
 	FlagPath = "path"
@@ -302,6 +303,10 @@ type Stage struct {
 	Pairs []Pair
 	// MissingOK: a missing source is an empty copy.
 	MissingOK bool
+	// BeeGFS is a directory that must be a BeeGFS mount: the copy refuses to start when it
+	// is not (the node's client mount is gone, and an empty mount point would be copied as
+	// if the job had written nothing).
+	BeeGFS string
 	// Shard of Of copiers sharing the files; Of 0: one copier, all files.
 	Shard, Of int
 	Globals
@@ -314,6 +319,7 @@ func (r Stage) Args() []string {
 		a = append(a, "--"+FlagFrom, p.From, "--"+FlagTo, p.To)
 	}
 	a.bool(FlagMissingOK, r.MissingOK)
+	a.str(FlagBeeGFS, r.BeeGFS)
 	if r.Of > 0 {
 		// Shard 0 is a shard like any other: written out whenever the files are shared.
 		a = append(a, "--"+FlagShard, strconv.Itoa(r.Shard), "--"+FlagOf, strconv.Itoa(r.Of))

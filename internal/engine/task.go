@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,9 +45,9 @@ func RunTasks(ctx context.Context, c client.Client, n int, pod func(i int) *core
 // RemoveNodeData runs one clean pod per node (cleans[i] on nodes[i]) and is done when all
 // succeeded. A node whose status.nodes entry has a removal (nothing to remove there, the node
 // is gone, or spec.teardown.hurry gave it up - the controller decides that) needs none. A
-// failed clean pod is deleted, so the next visit starts a fresh one, and returned as an error
-// (retried with backoff): data must not be left behind silently, nor the finalizer removed
-// while it is there.
+// failed clean pod keeps the teardown from being done - data must not be left behind
+// silently, nor the finalizer removed while it is there - and stays: the controller shows its
+// failure in the status and deletes it for a fresh one when it decides to retry.
 //
 // In a namespace that is being deleted (`kubectl delete namespace` with a burst buffer in it,
 // the commonest way to clean up) no pod can be created, yet the namespace waits for the burst
@@ -57,7 +55,6 @@ func RunTasks(ctx context.Context, c client.Client, n int, pod func(i int) *core
 // fallbackNamespace (the operator's own) instead: the same task, without an owner reference
 // (owners cannot cross namespaces), deleted here once every node is clean.
 func RemoveNodeData(ctx context.Context, c client.Client, bb *v1alpha1.BurstBuffer, nodes []string, cleans []*corev1.Pod, fallbackNamespace string) (bool, error) {
-	dir := nodetask.DataDir(bb)
 	settled := map[string]bool{}
 	for _, n := range bb.Status.Nodes {
 		settled[n.Name] = n.Removal != ""
@@ -67,7 +64,6 @@ func RemoveNodeData(ctx context.Context, c client.Client, bb *v1alpha1.BurstBuff
 	type look struct {
 		pod   *corev1.Pod
 		state nodetask.State
-		msg   string
 	}
 	looks := make([]look, len(cleans))
 	err := parallel.Do(len(cleans), func(i int) error {
@@ -86,12 +82,12 @@ func RemoveNodeData(ctx context.Context, c client.Client, bb *v1alpha1.BurstBuff
 			looks[i] = look{pod: pod, state: nodetask.Succeeded}
 			return nil
 		}
-		st, msg, err := RunTask(ctx, c, pod)
+		st, _, err := RunTask(ctx, c, pod)
 		if err != nil && fallbackNamespace != "" && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			pod = elsewhere(pod, fallbackNamespace)
-			st, msg, err = RunTask(ctx, c, pod)
+			st, _, err = RunTask(ctx, c, pod)
 		}
-		looks[i] = look{pod: pod, state: st, msg: msg}
+		looks[i] = look{pod: pod, state: st}
 		return err
 	})
 	if err != nil {
@@ -99,24 +95,13 @@ func RemoveNodeData(ctx context.Context, c client.Client, bb *v1alpha1.BurstBuff
 	}
 	done := 0
 	var moved []*corev1.Pod
-	var failed []error
-	for i, l := range looks {
+	for _, l := range looks {
 		if l.pod.Namespace == fallbackNamespace {
 			moved = append(moved, l.pod)
 		}
-		switch l.state {
-		case nodetask.Succeeded:
+		if l.state == nodetask.Succeeded {
 			done++
-		case nodetask.Failed:
-			// Deleted, so that the next visit starts a fresh one.
-			if err := c.Delete(ctx, l.pod); client.IgnoreNotFound(err) != nil {
-				return false, err
-			}
-			failed = append(failed, fmt.Errorf("removing %s on node %s failed: %s", dir, nodes[i], l.msg))
 		}
-	}
-	if len(failed) > 0 {
-		return false, errors.Join(failed...)
 	}
 	if done < len(cleans) {
 		return false, nil

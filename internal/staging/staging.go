@@ -205,10 +205,14 @@ func Pod(bb *v1alpha1.BurstBuffer, d Direction, i int, node, image string) *core
 		}
 		req.Pairs = append(req.Pairs, agentapi.Pair{From: from, To: to})
 	}
-	// Node-local scratch: the job may not have written on every node.
+	// The job may not have written a stage-out path (on every node, with node-local scratch).
 	req.MissingOK = d == Out
 	if Shared(bb) {
 		req.Shard, req.Of = i, len(bb.Status.Nodes)
+		// A node whose BeeGFS client mount is gone shows the empty mount point: copied as is,
+		// it would be a stage-out of "nothing" that lets the teardown remove the targets. The
+		// agent checks that what it copies is BeeGFS first.
+		req.BeeGFS = BurstBufferMount
 	}
 	// The burst buffer through its staging claim (internal/claim): the copy runs beside the
 	// user's claims and Secrets, in the burst buffer's namespace, with no host path.

@@ -73,6 +73,15 @@ func TestPodArgsVolumesAndShards(t *testing.T) {
 	if !strings.Contains(args, "--from /burst-buffer/results --to /claims/claim-0/run --missing-ok") || strings.Contains(args, "--shard") {
 		t.Errorf("local stage-out args %q: every node copies its own results, missing ones are fine", args)
 	}
+	if strings.Contains(args, "--beegfs") {
+		t.Errorf("local stage-out args %q: node-local scratch is no BeeGFS mount", args)
+	}
+	// One shared file system: the copy checks it is BeeGFS, not the empty mount point of a
+	// client that is gone (a copy of "nothing" would let the teardown remove the targets).
+	args = strings.Join(Pod(bb(v1alpha1.EngineBeeGFS), Out, 1, "n2", "agent:1").Spec.Containers[0].Args, " ")
+	if !strings.Contains(args, "--beegfs /burst-buffer") {
+		t.Errorf("beegfs stage-out args %q: the mount is not checked", args)
+	}
 	if out.Spec.Volumes[1].PersistentVolumeClaim.ReadOnly {
 		t.Error("stage-out writes its claim")
 	}

@@ -1,0 +1,48 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+)
+
+// The visit that chooses the nodes ends there: nothing is made for them (the workload's claim,
+// the engine's pods) before the choice is saved by that visit's status patch. A choice whose
+// patch was lost is made again on the next visit, perhaps on other nodes; pods of the lost
+// one would be found by their names and taken for the new one's. The lost patch cannot be
+// produced against a real API server, so this runs the step on controller-runtime's fake
+// client.
+func TestNodeChoiceEndsTheVisit(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node).Build()
+	r := &BurstBufferReconciler{Client: c}
+	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "bb", UID: "u1"},
+		Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 1}}}
+	s := &scope{bb: bb}
+
+	_, done, err := r.reconcileNodes(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bb.Status.Nodes) != 1 || bb.Status.Nodes[0].Name != "n1" {
+		t.Fatalf("status.nodes %+v, want n1", bb.Status.Nodes)
+	}
+	if done {
+		t.Error("the visit that chose the nodes goes on to make things for them before the choice is saved")
+	}
+
+	// The next visit, with the choice saved, goes on.
+	s = &scope{bb: bb, nodes: []string{"n1"}}
+	if _, done, err = r.reconcileNodes(context.Background(), s); err != nil || !done {
+		t.Errorf("with the nodes saved: done %v, err %v", done, err)
+	}
+}
