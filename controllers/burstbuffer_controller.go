@@ -114,6 +114,9 @@ type scope struct {
 	nodes []string
 	// nodeObjs are the Node objects, for discovery of documented figures.
 	nodeObjs []corev1.Node
+	// nodesUnsaved: this visit chose the nodes; nothing is made for them until its status
+	// patch has saved them (reconcileNodes).
+	nodesUnsaved bool
 	// locks are the node measuring locks as this visit found them.
 	locks nodeLocks
 	// measuring: stages 2-4 measure on this visit (reconcileValidationGate).

@@ -39,7 +39,7 @@ func (r *BurstBufferReconciler) storageClass() string {
 // reconcileClaim creates the workload's claim once the nodes are chosen.
 func (r *BurstBufferReconciler) reconcileClaim(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	bb := s.bb
-	if len(s.nodes) == 0 {
+	if len(s.nodes) == 0 || s.nodesUnsaved {
 		return ctrl.Result{}, true, nil
 	}
 	c, conflict, err := r.ensureClaim(ctx, bb, claim.Workload, len(s.nodes))

@@ -101,12 +101,15 @@ func (r *BurstBufferReconciler) reconcileNodes(ctx context.Context, s *scope) (c
 		bb.Status.Capacity = total
 	}
 	bb.Status.NodeSelection = choice.Message
-	conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionUnknown, v1alpha1.ReasonNodesSelected, choice.Message)
-	// Nothing is made for the nodes before the choice is saved: this visit's status patch
-	// brings the next visit, which goes on. Were the patch lost, the next visit would choose
-	// again - maybe other nodes - and find pods made for this choice by their names (a
-	// prepare pod of node 0 that succeeded on another node), with data left on that one.
-	return ctrl.Result{}, false, nil
+	conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionUnknown, v1alpha1.ReasonNodesSelected,
+		choice.Message+"; preparing them next")
+	// Nothing is made for the nodes before the choice is saved (claim.go, reconcileEngine):
+	// this visit's status patch brings the next visit, which makes it. Were the patch lost,
+	// the next visit would choose again - maybe other nodes - and find pods made for this
+	// choice by their names (a prepare pod of node 0 that succeeded on another node), with
+	// data left on that one.
+	s.nodesUnsaved = true
+	return ctrl.Result{}, true, nil
 }
 
 // roles follows BeeOND's layout: management on the first node, metadata on the first
@@ -131,6 +134,9 @@ func roles(bb *v1alpha1.BurstBuffer, i, metaServers int) []string {
 // reconcileEngine lets the engine create its part on every node.
 func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	bb := s.bb
+	if s.nodesUnsaved {
+		return ctrl.Result{}, false, nil
+	}
 	res, err := s.engine.Provision(ctx, bb, s.nodes)
 	if err != nil {
 		return ctrl.Result{}, false, err

@@ -12,8 +12,8 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
 
-// The visit that chooses the nodes ends there: nothing is made for them (the workload's claim,
-// the engine's pods) before the choice is saved by that visit's status patch. A choice whose
+// The visit that chooses the nodes makes nothing for them (the workload's claim, the engine's
+// pods) before the choice is saved by that visit's status patch; stage 1, pure, runs. A choice whose
 // patch was lost is made again on the next visit, perhaps on other nodes; pods of the lost
 // one would be found by their names and taken for the new one's. The lost patch cannot be
 // produced against a real API server, so this runs the step on controller-runtime's fake
@@ -36,13 +36,30 @@ func TestNodeChoiceEndsTheVisit(t *testing.T) {
 	if len(bb.Status.Nodes) != 1 || bb.Status.Nodes[0].Name != "n1" {
 		t.Fatalf("status.nodes %+v, want n1", bb.Status.Nodes)
 	}
-	if done {
-		t.Error("the visit that chose the nodes goes on to make things for them before the choice is saved")
+	if !done || !s.nodesUnsaved {
+		t.Fatalf("done %v, nodesUnsaved %v: the visit goes on to stage 1, marked as having unsaved nodes", done, s.nodesUnsaved)
 	}
-
-	// The next visit, with the choice saved, goes on.
-	s = &scope{bb: bb, nodes: []string{"n1"}}
-	if _, done, err = r.reconcileNodes(context.Background(), s); err != nil || !done {
-		t.Errorf("with the nodes saved: done %v, err %v", done, err)
+	// Stage 1 (pure) runs; the claim and the engine make nothing.
+	for name, step := range map[string]step{"estimate": r.reconcileEstimate, "claim": r.reconcileClaim, "engine": r.reconcileEngine} {
+		if _, _, err := step(context.Background(), s); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	var pods corev1.PodList
+	var claims corev1.PersistentVolumeClaimList
+	if err := c.List(context.Background(), &pods); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.List(context.Background(), &claims); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items)+len(claims.Items) != 0 {
+		t.Errorf("made before the choice is saved: %d pod(s), %d claim(s)", len(pods.Items), len(claims.Items))
+	}
+	if bb.Status.Limits == nil && conditionReason(bb, v1alpha1.ConditionLimitsEstimated) == "" {
+		t.Error("stage 1 did not run on the visit that chose the nodes")
+	}
+	if _, done, _ := r.reconcileEngine(context.Background(), s); done {
+		t.Error("the engine step lets the visit go on with unsaved nodes")
 	}
 }

@@ -5,6 +5,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -468,3 +470,8 @@ type BeeGFSImages struct {
 // +kubebuilder:validation:MaxLength=512
 // +kubebuilder:validation:XValidation:rule="self.matches('^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?([.][A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]+)?/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$')",message="must be an image reference such as ghcr.io/thinkparq/beegfs-meta:8.3.1 (registry, lower-case repository, tag, digest)"
 type ImageReference string
+
+// MaxReuseComponentResultsFor is the longest validation.reuseComponentResultsFor the CRD's
+// rule admits (keep the two in step): no measured figure is reused, nor kept for reuse,
+// longer than this.
+const MaxReuseComponentResultsFor = 168 * time.Hour

@@ -139,7 +139,7 @@ func durationFields(bb *v1alpha1.BurstBuffer) []durationField {
 	spec := field.NewPath("spec")
 	return []durationField{
 		{spec.Child("validation", "timeBudget"), bb.Spec.Validation.TimeBudget, time.Second, 24 * time.Hour},
-		{spec.Child("validation", "reuseComponentResultsFor"), bb.Spec.Validation.ReuseComponentResultsFor, 0, 168 * time.Hour},
+		{spec.Child("validation", "reuseComponentResultsFor"), bb.Spec.Validation.ReuseComponentResultsFor, 0, v1alpha1.MaxReuseComponentResultsFor},
 		{spec.Child("teardown", "ttl"), bb.Spec.Teardown.TTL, time.Second, 8760 * time.Hour},
 	}
 }

@@ -1,6 +1,7 @@
 package speccheck
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,6 +182,11 @@ func TestRulesMatchTheCRD(t *testing.T) {
 	for _, p := range []string{HostPathPattern, DotSegmentPattern, DurationPattern, ImagePattern, InterfacePattern, InterfaceForbidden} {
 		if !strings.Contains(all, "'"+p+"'") {
 			t.Errorf("pattern %s is in no CEL rule of the CRD", p)
+		}
+	}
+	for _, f := range durationFields(&v1alpha1.BurstBuffer{}) {
+		if bound := fmt.Sprintf("duration('%gh')", f.max.Hours()); !strings.Contains(all, bound) {
+			t.Errorf("%s: the bound %s is in no CEL rule of the CRD", f.path, bound)
 		}
 	}
 	var storageRule string

@@ -155,7 +155,7 @@ func (r Record) Fresh(key string, maxAge time.Duration, now time.Time) bool {
 
 // MaxAge is the oldest a record can be and still stand for a validation: the longest
 // validation.reuseComponentResultsFor the API admits.
-const MaxAge = 168 * time.Hour
+const MaxAge = v1alpha1.MaxReuseComponentResultsFor
 
 // Expired says whether a record's ConfigMap can go at now: its validation is older than
 // MaxAge, so no burst buffer may reuse it. One that cannot be read goes once its object is
