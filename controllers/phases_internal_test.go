@@ -18,7 +18,7 @@ import (
 // one would be found by their names and taken for the new one's. The lost patch cannot be
 // produced against a real API server, so this runs the step on controller-runtime's fake
 // client.
-func TestNodeChoiceEndsTheVisit(t *testing.T) {
+func TestNothingMadeForUnsavedNodes(t *testing.T) {
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},

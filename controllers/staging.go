@@ -94,9 +94,13 @@ func (r *BurstBufferReconciler) stage(ctx context.Context, s *scope, d staging.D
 	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		// Deleting the namespace deleted the burst buffer too; the copies cannot be made in
 		// it, and no retry changes that. Say so, keep the data, name the way out.
+		keep := ""
+		if d == staging.Out {
+			keep = " The data stays on the nodes; set spec.teardown.hurry: true to give it up and let the namespace go"
+		}
 		conditions.Set(s.bb, d.Condition(), metav1.ConditionFalse, v1alpha1.ReasonNamespaceDeleting,
-			fmt.Sprintf("namespace %s is being deleted, and Kubernetes creates no pods in it: the %s copies cannot run. The data stays on the nodes; set spec.teardown.hurry: true to give it up and let the namespace go",
-				s.bb.Namespace, d.Name()))
+			fmt.Sprintf("namespace %s is being deleted, and Kubernetes creates no pods in it: the %s copies cannot run.%s",
+				s.bb.Namespace, d.Name(), keep))
 		return stageFailed, ctrl.Result{}, nil
 	}
 	return out, res, err
