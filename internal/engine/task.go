@@ -47,7 +47,8 @@ func RunTasks(ctx context.Context, c client.Client, n int, pod func(i int) *core
 // is gone, or spec.teardown.hurry gave it up - the controller decides that) needs none. A
 // failed clean pod keeps the teardown from being done - data must not be left behind
 // silently, nor the finalizer removed while it is there - and stays: the controller shows its
-// failure in the status and deletes it for a fresh one when it decides to retry.
+// failure in the status and deletes it for a fresh one when it decides to retry. A failed pod
+// that had to move to fallbackNamespace (below) is deleted here for a fresh one.
 //
 // In a namespace that is being deleted (`kubectl delete namespace` with a burst buffer in it,
 // the commonest way to clean up) no pod can be created, yet the namespace waits for the burst
@@ -95,12 +96,19 @@ func RemoveNodeData(ctx context.Context, c client.Client, bb *v1alpha1.BurstBuff
 	}
 	done := 0
 	var moved []*corev1.Pod
-	for _, l := range looks {
+	for i, l := range looks {
 		if l.pod.Namespace == fallbackNamespace {
 			moved = append(moved, l.pod)
 		}
-		if l.state == nodetask.Succeeded {
+		switch {
+		case l.state == nodetask.Succeeded:
 			done++
+		case l.state == nodetask.Failed && l.pod.Namespace != cleans[i].Namespace:
+			// A pod that had to move is not the controller's to show and retry (it looks
+			// for the clean pods where they belong): deleted, so the next visit runs it again.
+			if err := c.Delete(ctx, l.pod); client.IgnoreNotFound(err) != nil {
+				return false, err
+			}
 		}
 	}
 	if done < len(cleans) {
