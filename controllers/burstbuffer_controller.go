@@ -93,7 +93,8 @@ type BurstBufferReconciler struct {
 	stale staleGuard
 	// podEvents holds the warnings about pods that wait to start, per namespace (podstart.go).
 	podEvents podEvents
-	// shifts lets one visit at a time choose a BeeGFS port shift (needsPortShift).
+	// shifts lets one visit at a time choose a BeeGFS port shift (needsPortShift); the
+	// others come back after shiftRecheck.
 	shifts sync.Mutex
 }
 
@@ -192,8 +193,12 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if needsPortShift(bb) {
 		// The engine chooses the shift from the other burst buffers' status as the API server
 		// has it: no other visit may choose one until this one's status patch (deferred below,
-		// so it runs before the unlock) is written.
-		r.shifts.Lock()
+		// so it runs before the unlock) is written. A visit that finds the choice taken comes
+		// back shortly instead of waiting: its worker serves other burst buffers meanwhile.
+		if !r.shifts.TryLock() {
+			log.V(1).Info("another visit is choosing a BeeGFS port shift: back shortly")
+			return ctrl.Result{RequeueAfter: shiftRecheck}, nil
+		}
 		defer r.shifts.Unlock()
 	}
 	s, err := r.newScope(ctx, bb)
@@ -313,6 +318,10 @@ func (r *BurstBufferReconciler) newScope(ctx context.Context, bb *v1alpha1.Burst
 	}
 	return s, nil
 }
+
+// shiftRecheck is when a visit that found another choosing a port shift comes back: about
+// one visit's time (the choice ends with that visit's status patch).
+const shiftRecheck = 200 * time.Millisecond
 
 // needsPortShift: a beegfs burst buffer whose engine has not chosen its port shift yet
 // (beegfs.Engine chooses it while status.beegfs has no management address).

@@ -7,9 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/claim"
@@ -22,8 +20,6 @@ import (
 // held open against a real API server, so this runs the step on controller-runtime's fake
 // client, twice: before the record and after.
 func TestVolumeWaitsForRecordedReady(t *testing.T) {
-	scheme := runtime.NewScheme()
-	_ = corev1.AddToScheme(scheme)
 	node := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{corev1.LabelHostname: "n1"}}}
 	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "bb", UID: "u1"}}
 	bb.Status.Nodes = []v1alpha1.NodeStatus{{Name: "n1"}}
@@ -31,7 +27,7 @@ func TestVolumeWaitsForRecordedReady(t *testing.T) {
 	for _, t := range readyStages(bb) {
 		conditions.Set(bb, t, metav1.ConditionTrue, "Done", "done")
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&node).Build()
+	c := fakeClientWith(&node).Build()
 	r := &BurstBufferReconciler{Client: c}
 	s := &scope{bb: bb, nodes: []string{"n1"}, nodeObjs: []corev1.Node{node}}
 	volumes := func() int {

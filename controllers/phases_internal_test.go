@@ -6,8 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
@@ -19,11 +17,9 @@ import (
 // produced against a real API server, so this runs the step on controller-runtime's fake
 // client.
 func TestNothingMadeForUnsavedNodes(t *testing.T) {
-	scheme := runtime.NewScheme()
-	_ = corev1.AddToScheme(scheme)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node).Build()
+	c := fakeClientWith(node).Build()
 	r := &BurstBufferReconciler{Client: c}
 	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "bb", UID: "u1"},
 		Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineLocal, Nodes: v1alpha1.NodesSpec{Count: 1}}}

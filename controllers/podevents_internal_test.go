@@ -8,10 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -24,8 +22,6 @@ import (
 // because the test counts the lists; the envtest suite
 // (podstart_test.go) reads the kubelet's real events through the same path.
 func TestPodWarningsListedOncePerNamespace(t *testing.T) {
-	scheme := runtime.NewScheme()
-	_ = corev1.AddToScheme(scheme)
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	pod := func(ns, name string, age time.Duration) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name),
@@ -45,11 +41,10 @@ func TestPodWarningsListedOncePerNamespace(t *testing.T) {
 	young, elsewhere := pod("jobs", "young", time.Second), pod("other", "x1", 10*time.Second)
 	var mu sync.Mutex
 	lists := map[string]int{}
-	c := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(w1, w2, w3, young, elsewhere,
-			event(w1, corev1.EventTypeWarning, "FailedMount", missing),
-			event(w2, corev1.EventTypeNormal, "Scheduled", "Successfully assigned jobs/w2 to n1"),
-			event(elsewhere, corev1.EventTypeWarning, "FailedMount", missing)).
+	c := fakeClientWith(w1, w2, w3, young, elsewhere,
+		event(w1, corev1.EventTypeWarning, "FailedMount", missing),
+		event(w2, corev1.EventTypeNormal, "Scheduled", "Successfully assigned jobs/w2 to n1"),
+		event(elsewhere, corev1.EventTypeWarning, "FailedMount", missing)).
 		WithIndex(&corev1.Event{}, "involvedObject.kind", func(o client.Object) []string { return []string{o.(*corev1.Event).InvolvedObject.Kind} }).
 		WithIndex(&corev1.Event{}, "type", func(o client.Object) []string { return []string{o.(*corev1.Event).Type} }).
 		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {

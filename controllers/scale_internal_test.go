@@ -9,10 +9,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -35,12 +33,8 @@ type listRecorder struct {
 
 func newListRecorder(t *testing.T, objs ...client.Object) *listRecorder {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	_ = corev1.AddToScheme(scheme)
-	_ = coordinationv1.AddToScheme(scheme)
-	_ = v1alpha1.AddToScheme(scheme)
 	lr := &listRecorder{}
-	lr.Client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+	lr.Client = fakeClientWith(objs...).
 		WithStatusSubresource(&v1alpha1.BurstBuffer{}).
 		WithIndex(&corev1.Pod{}, podNodeField, podNode).
 		WithIndex(&corev1.Pod{}, podBurstBufferField, podBurstBuffer).

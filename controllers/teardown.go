@@ -13,6 +13,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/staging"
@@ -137,18 +138,45 @@ func (r *BurstBufferReconciler) superviseClean(ctx context.Context, s *scope, w 
 		} else if err != nil {
 			return err
 		}
-		var pod corev1.Pod
-		err := r.Get(ctx, client.ObjectKey{Namespace: nodetask.Namespace(bb), Name: nodetask.Name(bb, nodetask.ComponentClean, i)}, &pod)
-		if apierrors.IsNotFound(err) {
-			continue // the engine creates it
-		} else if err != nil {
+		pod, err := r.cleanPod(ctx, bb, i)
+		if err != nil {
 			return err
 		}
-		if err := r.superviseCleanPod(ctx, bb, w, i, ns, &pod); err != nil {
+		if pod == nil {
+			continue // the engine creates it
+		}
+		if err := r.superviseCleanPod(ctx, bb, w, i, ns, pod); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// cleanPodKeys are where node i's clean pod may be: where bb's tasks run, or - when that
+// namespace is being deleted and refuses pods - where the engine had to move it, the
+// operator's own (engine.RemoveNodeData).
+func (r *BurstBufferReconciler) cleanPodKeys(bb *v1alpha1.BurstBuffer, i int) []client.ObjectKey {
+	ns, name := nodetask.Namespace(bb), nodetask.Name(bb, nodetask.ComponentClean, i)
+	keys := []client.ObjectKey{{Namespace: ns, Name: name}}
+	if r.CacheNamespace != "" && r.CacheNamespace != ns {
+		keys = append(keys, engine.MovedKey(ns, name, r.CacheNamespace))
+	}
+	return keys
+}
+
+// cleanPod is node i's clean pod wherever it runs (cleanPodKeys), nil when there is none.
+func (r *BurstBufferReconciler) cleanPod(ctx context.Context, bb *v1alpha1.BurstBuffer, i int) (*corev1.Pod, error) {
+	for _, key := range r.cleanPodKeys(bb, i) {
+		var pod corev1.Pod
+		err := r.Get(ctx, key, &pod)
+		if err == nil {
+			return &pod, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	return nil, nil
 }
 
 // superviseCleanPod follows node i's clean pod: one stopping is bounded like any other; one
@@ -226,9 +254,14 @@ func (r *BurstBufferReconciler) abandon(ctx context.Context, bb *v1alpha1.BurstB
 }
 
 func (r *BurstBufferReconciler) deleteCleanPod(ctx context.Context, bb *v1alpha1.BurstBuffer, i int) error {
-	pod := &corev1.Pod{}
-	pod.Namespace, pod.Name = nodetask.Namespace(bb), nodetask.Name(bb, nodetask.ComponentClean, i)
-	return client.IgnoreNotFound(r.Delete(ctx, pod, client.GracePeriodSeconds(0)))
+	for _, key := range r.cleanPodKeys(bb, i) {
+		pod := &corev1.Pod{}
+		pod.Namespace, pod.Name = key.Namespace, key.Name
+		if err := r.Delete(ctx, pod, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // storagePathMissing reads what the kubelet reported about a pod that has not started: a

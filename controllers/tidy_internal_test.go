@@ -8,9 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -21,8 +19,6 @@ import (
 // keepFailedPods failed measuring pods (failures, then a budget cut) is slow to reach there,
 // so this table uses controller-runtime's fake client: the function only lists and deletes.
 func TestTidyKeepsTheNewestFailedPods(t *testing.T) {
-	scheme := runtime.NewScheme()
-	_ = corev1.AddToScheme(scheme)
 	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "bb"}}
 	base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	pod := func(name, component string, phase corev1.PodPhase, age int) *corev1.Pod {
@@ -41,7 +37,7 @@ func TestTidyKeepsTheNewestFailedPods(t *testing.T) {
 		pod("bb-prep-0", "prep", corev1.PodSucceeded, 0),
 		pod("bb-copy-in-0", "in", corev1.PodSucceeded, 0),
 		pod("bb-bench-0", nodetask.ComponentBench, corev1.PodRunning, 0))
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithIndex(&corev1.Pod{}, podBurstBufferField, podBurstBuffer).Build()
+	c := fakeClientWith(objs...).WithIndex(&corev1.Pod{}, podBurstBufferField, podBurstBuffer).Build()
 	r := &BurstBufferReconciler{Client: c}
 	deleted, err := r.tidyMeasuringPods(context.Background(), bb)
 	if err != nil {

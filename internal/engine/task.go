@@ -47,8 +47,8 @@ func RunTasks(ctx context.Context, c client.Client, n int, pod func(i int) *core
 // is gone, or spec.teardown.hurry gave it up - the controller decides that) needs none. A
 // failed clean pod keeps the teardown from being done - data must not be left behind
 // silently, nor the finalizer removed while it is there - and stays: the controller shows its
-// failure in the status and deletes it for a fresh one when it decides to retry. A failed pod
-// that had to move to fallbackNamespace (below) is deleted here for a fresh one.
+// failure in the status and deletes it for a fresh one when it decides to retry, wherever it
+// runs (it looks in fallbackNamespace too: MovedKey).
 //
 // In a namespace that is being deleted (`kubectl delete namespace` with a burst buffer in it,
 // the commonest way to clean up) no pod can be created, yet the namespace waits for the burst
@@ -96,19 +96,12 @@ func RemoveNodeData(ctx context.Context, c client.Client, bb *v1alpha1.BurstBuff
 	}
 	done := 0
 	var moved []*corev1.Pod
-	for i, l := range looks {
+	for _, l := range looks {
 		if l.pod.Namespace == fallbackNamespace {
 			moved = append(moved, l.pod)
 		}
-		switch {
-		case l.state == nodetask.Succeeded:
+		if l.state == nodetask.Succeeded {
 			done++
-		case l.state == nodetask.Failed && l.pod.Namespace != cleans[i].Namespace:
-			// A pod that had to move is not the controller's to show and retry (it looks
-			// for the clean pods where they belong): deleted, so the next visit runs it again.
-			if err := c.Delete(ctx, l.pod); client.IgnoreNotFound(err) != nil {
-				return false, err
-			}
 		}
 	}
 	if done < len(cleans) {
@@ -122,15 +115,22 @@ func RemoveNodeData(ctx context.Context, c client.Client, bb *v1alpha1.BurstBuff
 	return true, nil
 }
 
-// elsewhere is pod as it runs in namespace ns: named after its own namespace too (unique in
-// ns), labelled with it, without owner references.
+// MovedKey is where the pod namespace/name runs when it had to move to namespace ns: named
+// after its own namespace too (unique in ns).
+func MovedKey(namespace, name, ns string) client.ObjectKey {
+	moved := namespace + "-" + name
+	if len(moved) > 253 {
+		moved = moved[:253]
+	}
+	return client.ObjectKey{Namespace: ns, Name: moved}
+}
+
+// elsewhere is pod as it runs in namespace ns (MovedKey), labelled with its own namespace,
+// without owner references.
 func elsewhere(pod *corev1.Pod, ns string) *corev1.Pod {
 	p := pod.DeepCopy()
-	p.Namespace = ns
-	p.Name = pod.Namespace + "-" + pod.Name
-	if len(p.Name) > 253 {
-		p.Name = p.Name[:253]
-	}
+	key := MovedKey(pod.Namespace, pod.Name, ns)
+	p.Namespace, p.Name = key.Namespace, key.Name
 	p.OwnerReferences = nil
 	p.ResourceVersion = ""
 	if p.Labels == nil {

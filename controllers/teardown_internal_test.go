@@ -1,0 +1,59 @@
+package controllers
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/engine"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// A clean pod that had to run in the operator's namespace (the burst buffer's own refused it:
+// it is being deleted) is followed like one where it belongs: its failure is shown, it stays
+// for the pause, then it is deleted for a retry. The move happens only when the namespace
+// refuses pods, which the fake client does not play: the moved pod exists from the start.
+func TestMovedCleanPodFailureShownThenRetried(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "bb", UID: "u1"}}
+	bb.Status.Nodes = []v1alpha1.NodeStatus{{Name: "n1"}} // no status.taskNamespace: its tasks run beside it
+	key := engine.MovedKey("jobs", nodetask.Name(bb, nodetask.ComponentClean, 0), "ops")
+	moved := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "task"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: "task",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "rm: cannot remove: Device or resource busy",
+				StartedAt: metav1.NewTime(t0.Add(-time.Second)), FinishedAt: metav1.NewTime(t0)}}}}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	c := fakeClientWith(node, moved).Build()
+	now := t0.Add(5 * time.Second)
+	r := &BurstBufferReconciler{Client: c, CacheNamespace: "ops", Now: func() time.Time { return now }}
+	s := &scope{bb: bb, nodes: []string{"n1"}}
+
+	w := &teardownWait{}
+	if err := r.superviseClean(context.Background(), s, w); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.stuck) != 1 || !strings.Contains(w.stuck[0], "Device or resource busy") || !strings.Contains(w.stuck[0], "node n1") {
+		t.Fatalf("stuck %q: want the node and the clean pod's error", w.stuck)
+	}
+	if w.requeue <= 0 || w.requeue > r.cleanRetryPause() {
+		t.Errorf("next look in %s, want within the retry pause %s", w.requeue, r.cleanRetryPause())
+	}
+	if err := c.Get(context.Background(), key, &corev1.Pod{}); err != nil {
+		t.Fatalf("the failed pod is gone during the pause (%v): its failure would not be shown", err)
+	}
+
+	now = t0.Add(r.cleanRetryPause() + time.Second)
+	if err := r.superviseClean(context.Background(), s, &teardownWait{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(context.Background(), key, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the failed pod stays after the pause (%v): nothing would retry it", err)
+	}
+}
