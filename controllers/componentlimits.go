@@ -62,7 +62,7 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(ctx context.Context, s 
 		}
 	}
 	if round := deviceProbeRound(bb); round > 1 {
-		msg += fmt.Sprintf(" (devices in round %d, the higher of the two rounds kept: the first round read low against the sweep, the documented figures or the nodes' earlier probes)", round)
+		msg += fmt.Sprintf(" (devices in round %d: the first round read low against the sweep, the documented figures or the nodes' earlier probes, or high against the documented figures; each figure is the higher of the two rounds, except where the first read above the documented figure, there the second's)", round)
 	}
 	if round := networkProbeRound(bb); round > 1 {
 		msg += fmt.Sprintf(" (links in round %d, the higher of the two rounds kept: the first round read low against the sweep or the links' documented rates)", round)
@@ -210,8 +210,11 @@ func nodeComponents(bb *v1alpha1.BurstBuffer, obj *corev1.Node, m nodeMeasured, 
 
 // secondRound puts a component's first round beside its second (cur): the first's figure in
 // firstRoundBytesPerSecond, and the higher of the two as the measured figure - interference
-// only lowers what a device or a link moves. first is the figure as published before the
-// second round, which keeps its own first round when it has one.
+// only lowers what a device or a link moves - unless the first read more than
+// measuredLimitTolerance above the documented figure (firstAboveDocumented): a short probe
+// reads high through a write cache, that first figure is the one in doubt, and the second
+// round's stands. first is the figure as published before the second round, which keeps its
+// own first round when it has one.
 func secondRound(cur, first *v1alpha1.ComponentFigure) {
 	if cur == nil || first == nil || first.MeasuredBytesPerSecond == nil {
 		return
@@ -221,9 +224,19 @@ func secondRound(cur, first *v1alpha1.ComponentFigure) {
 		f = *first.FirstRoundBytesPerSecond
 	}
 	cur.FirstRoundBytesPerSecond = &f
+	if cur.MeasuredBytesPerSecond != nil && firstAboveDocumented(cur) {
+		return
+	}
 	if cur.MeasuredBytesPerSecond == nil || *cur.MeasuredBytesPerSecond < f {
 		cur.MeasuredBytesPerSecond = &f
 	}
+}
+
+// firstAboveDocumented says whether c's first round read more than measuredLimitTolerance
+// above its documented figure (as deviceAboveDocumented judges a figure in doubt).
+func firstAboveDocumented(c *v1alpha1.ComponentFigure) bool {
+	return c.FirstRoundBytesPerSecond != nil && c.DocumentedBytesPerSecond != nil && *c.DocumentedBytesPerSecond > 0 &&
+		float64(*c.FirstRoundBytesPerSecond) > float64(*c.DocumentedBytesPerSecond)*(1+measuredLimitTolerance)
 }
 
 // belowDocumented warns when a measured figure is more than 10% under its documented one.

@@ -49,6 +49,9 @@ func TestNodeComponents(t *testing.T) {
 		{name: "busy but reused: no warning", node: nil, m: nodeMeasured{node: "n1", figures: busy, reused: true}, write: 950, read: 1000},
 		{name: "second round keeps the higher", node: nil, m: nodeMeasured{node: "n1", figures: figs, first: first}, round2: true,
 			write: 1200, read: 1000, firstW: 1200, first: 900},
+		{name: "second round stands where the first read above the documented figure", node: labelled,
+			m: nodeMeasured{node: "n1", figures: figs, first: first}, round2: true, docW: ptr.To(int64(1000)),
+			write: 950, read: 1000, firstW: 1200, first: 900, warnings: []string{v1alpha1.WarningBelowDocumented}},
 		{name: "first round ignored without a second", node: nil, m: nodeMeasured{node: "n1", figures: figs, first: first}, write: 950, read: 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -68,7 +68,7 @@ func (r *BurstBufferReconciler) reconcileDeviceProbes(ctx context.Context, s *sc
 	if len(pending) > 0 {
 		reason, msg := v1alpha1.ReasonProbing, "probing"
 		if deviceProbeRound(bb) > 1 {
-			reason, msg = v1alpha1.ReasonRemeasuring, "the first round of the devices read low against the sweep, their documented figures or their nodes' earlier probes, so they are measured again (a disturbed probe reads low, caching reads high)"
+			reason, msg = v1alpha1.ReasonRemeasuring, "the first round of the devices read low against the sweep, their documented figures or their nodes' earlier probes, or high against their documented figures, so they are measured again (a disturbed probe reads low, caching reads high)"
 		}
 		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, reason,
 			fmt.Sprintf("%s: devices of %d of %d node(s) measured; the links next", msg, len(s.nodes)-len(pending), len(s.nodes)))
@@ -111,7 +111,10 @@ func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i i
 	if err != nil {
 		return st, fmt.Sprintf("node %s: %v", node, err), nil, nil
 	}
-	f.Node, f.StoragePath, f.MeasuredBy = node, bb.Spec.Storage.Path, bb.Namespace+"/"+bb.Name
+	f.Node, f.StoragePath, f.MeasuredBy, f.Method = node, bb.Spec.Storage.Path, bb.Namespace+"/"+bb.Name, nodetask.DeviceProbeMethod(bb)
+	if obj := s.nodeObj(node); obj != nil {
+		f.NodeUID = string(obj.UID)
+	}
 	return st, "", &endedProbe{pod: pod, figures: f, otherTraffic: traffic}, nil
 }
 
@@ -143,17 +146,47 @@ func (r *BurstBufferReconciler) keepProbeFigures(ctx context.Context, s *scope, 
 }
 
 // reusableFigures are node's device figures from the per-node cache when they are fresh (no
-// older than validation.reuseComponentResultsFor, for the same storage path). A result whose
-// probe did not read the link this burst buffer needs is not reused: the probe runs again.
+// older than validation.reuseComponentResultsFor, for the same storage path) at the start of
+// this validation (reuseAsOf), of this Node object and probed the way this burst buffer
+// would probe. A result whose probe did not read the link this burst buffer
+// needs is not reused: the probe runs again.
 func (r *BurstBufferReconciler) reusableFigures(ctx context.Context, s *scope, node string) (nodecache.Figures, bool) {
 	bb := s.bb
 	linkAddress := linkDiscoveryAddress(bb, s.nodeObj(node))
-	f, ok := r.nodeCache().Get(ctx, node)
-	if !ok || !f.Fresh(bb.Spec.Storage.Path, reuseMaxAge(bb), r.Now()) ||
+	f, ok := r.cachedFigures(ctx, node, s.nodeObj(node))
+	// Fresh at reuseAsOf: younger than the window then, which is the window stretched by the
+	// time since (and a figure measured since, this burst buffer's own too, is young enough).
+	now := r.Now()
+	if !ok || !f.Fresh(bb.Spec.Storage.Path, reuseMaxAge(bb)+max(0, now.Sub(r.reuseAsOf(bb))), now) ||
+		f.Method != nodetask.DeviceProbeMethod(bb) ||
 		linkAddress != "" && (f.Hardware == nil || f.Hardware.LinkAddress != linkAddress) {
 		return nodecache.Figures{}, false
 	}
 	return f, true
+}
+
+// cachedFigures is node's entry in the per-node cache when it is of this node: an entry
+// written for another Node object of the same name (the machine was replaced and registered
+// again) is not. obj nil (the Node is gone), or an entry that names no Node object (written
+// by an operator before entries did): nothing to compare.
+func (r *BurstBufferReconciler) cachedFigures(ctx context.Context, node string, obj *corev1.Node) (nodecache.Figures, bool) {
+	f, ok := r.nodeCache().Get(ctx, node)
+	if !ok || obj != nil && f.NodeUID != "" && f.NodeUID != string(obj.UID) {
+		return nodecache.Figures{}, false
+	}
+	return f, true
+}
+
+// reuseAsOf is the instant cached device figures must be fresh at: the start of bb's
+// validation once it started, else now. Judged on every visit against now, a figure that
+// expired while stage 2 measured the links would send a device probe, outside the quick
+// profile's chain, beside this burst buffer's own link probes - a figure taken on a busy
+// node that its own pods do not mark as disturbed.
+func (r *BurstBufferReconciler) reuseAsOf(bb *v1alpha1.BurstBuffer) time.Time {
+	if start := bb.Status.ValidationStartTime; start != nil {
+		return start.Time
+	}
+	return r.Now()
 }
 
 // reuseMaxAge is validation.reuseComponentResultsFor: how old reused device figures may be.

@@ -16,6 +16,20 @@ func (s *scope) nodeObj(name string) *corev1.Node {
 	return nil
 }
 
+// nodeIdentities are the burst buffer's nodes, in order, as name/UID of their Node objects:
+// what a kept validation is of (a machine registered again under the same name is another
+// node). A node whose object is gone counts by its name alone.
+func (s *scope) nodeIdentities() []string {
+	out := make([]string, len(s.nodes))
+	for i, name := range s.nodes {
+		out[i] = name
+		if obj := s.nodeObj(name); obj != nil && obj.UID != "" {
+			out[i] = name + "/" + string(obj.UID)
+		}
+	}
+	return out
+}
+
 func positive(v int64) *int64 {
 	if v <= 0 {
 		return nil

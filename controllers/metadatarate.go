@@ -51,7 +51,19 @@ func (r *BurstBufferReconciler) keepMetadataRate(ctx context.Context, s *scope, 
 		if cur, ok := r.nodeCache().Get(ctx, meta[i]); ok && sameMetadataFigure(cur.Metadata, &fig) {
 			return nil // kept on an earlier visit
 		}
-		return r.nodeCache().Update(ctx, meta[i], func(f *nodecache.Figures) { f.Metadata = &fig })
+		uid := ""
+		if obj := s.nodeObj(meta[i]); obj != nil {
+			uid = string(obj.UID)
+		}
+		return r.nodeCache().Update(ctx, meta[i], func(f *nodecache.Figures) {
+			if uid != "" && f.NodeUID != "" && f.NodeUID != uid {
+				*f = nodecache.Figures{} // another machine's under this name: this node's starts here
+			}
+			if uid != "" {
+				f.NodeUID = uid
+			}
+			f.Metadata = &fig
+		})
 	})
 }
 

@@ -99,12 +99,13 @@ func recordedConditions(pod *corev1.Pod) *nodecache.Conditions {
 }
 
 // recordConditions records c on pod, before the cache is written: a crash in between loses a
-// cache entry, never caches a figure whose neighbours were missed. Nil when the pod is gone.
+// cache entry, never caches a figure whose neighbours were missed. A pod gone meanwhile keeps
+// nothing, but c still holds for this visit: the neighbours it found are not forgotten.
 func (r *BurstBufferReconciler) recordConditions(ctx context.Context, pod *corev1.Pod, c *nodecache.Conditions) (*nodecache.Conditions, error) {
 	b, _ := json.Marshal(c)
 	patch := client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annConditions: string(b)}}}))
-	if err := r.Patch(ctx, pod, patch); err != nil {
-		return nil, client.IgnoreNotFound(err)
+	if err := r.Patch(ctx, pod, patch); client.IgnoreNotFound(err) != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -337,6 +337,9 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 		f, err := nodecache.Read(&cm)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(f.MeasuredBy).To(Equal(ns + "/busy"))
+		var measuredNode corev1.Node
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: nodes[1]}, &measuredNode)).To(Succeed())
+		Expect(f.NodeUID).To(Equal(string(measuredNode.UID)), "the entry names the Node object it measured")
 		Expect(f.Conditions).NotTo(BeNil())
 		Expect(f.Conditions.Exclusive).To(BeTrue())
 		Expect(f.Conditions.OtherPods).To(BeEmpty())

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,7 +35,7 @@ func (r *BurstBufferReconciler) reconcileReuse(ctx context.Context, s *scope) (c
 		sweepcache.Eligible(bb, reuseMaxAge(bb)) != "" {
 		return ctrl.Result{}, true, nil
 	}
-	key := sweepcache.Key(bb, s.nodes)
+	key := sweepcache.Key(bb, s.nodeIdentities())
 	var cm corev1.ConfigMap
 	err := r.Get(ctx, client.ObjectKey{Namespace: r.CacheNamespace, Name: sweepcache.Name(key)}, &cm)
 	if apierrors.IsNotFound(err) {
@@ -55,6 +56,9 @@ func (r *BurstBufferReconciler) reconcileReuse(ctx context.Context, s *scope) (c
 	}
 	l.Components, l.Sweep, l.Monitoring = rec.Components.DeepCopy(), rec.Sweep.DeepCopy(), rec.Monitoring.DeepCopy()
 	l.Components.ReusedFrom, l.Sweep.ReusedFrom = rec.Source(), rec.Source()
+	if l.Monitoring != nil {
+		l.Monitoring.ReusedFrom = rec.Source()
+	}
 	for i := range bb.Status.Nodes {
 		if h := rec.Hardware[bb.Status.Nodes[i].Name]; h != nil {
 			bb.Status.Nodes[i].Hardware = h.DeepCopy()
@@ -71,10 +75,14 @@ func (r *BurstBufferReconciler) reconcileReuse(ctx context.Context, s *scope) (c
 	}
 	l.Sweep.ConfigMapName = name
 	reasons := map[string]bool{}
-	for _, w := range rec.Warnings {
+	copied := make([]v1alpha1.Warning, len(rec.Warnings))
+	for i, w := range rec.Warnings {
 		reasons[w.Reason] = true
+		// A finding of the source's validation, which this burst buffer did not measure.
+		w.Message += fmt.Sprintf(" (from burst buffer %s's validation, reused)", rec.MeasuredBy)
+		copied[i] = w
 	}
-	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, reasons, rec.Warnings)
+	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, reasons, copied)
 	msg := rec.Describe(now)
 	conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonReused, "stage 2 "+msg)
 	conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionTrue, v1alpha1.ReasonReused, "stages 2-4 "+msg+validatedSummary(l.Sweep))
@@ -99,7 +107,7 @@ func (r *BurstBufferReconciler) keepValidation(ctx context.Context, s *scope) er
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: bb.Status.Limits.Sweep.ConfigMapName}, &sweep); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	rec := sweepcache.New(bb, s.nodes, sweep.Data["sweep.csv"], r.Now())
+	rec := sweepcache.New(bb, s.nodeIdentities(), sweep.Data["sweep.csv"], r.Now())
 	want, err := sweepcache.ConfigMap(r.CacheNamespace, rec)
 	if err != nil {
 		return err

@@ -67,7 +67,13 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		finishPod(ctx, ns, "first-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
 		Eventually(phase(ctx, first), timeout).Should(Equal(v1alpha1.PhaseReady))
 		measured := get(ctx, first)
-		key := sweepcache.Key(measured, nodes)
+		ids := make([]string, len(nodes)) // a record is of the Node objects measured
+		for i, n := range nodes {
+			var obj corev1.Node
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: n}, &obj)).To(Succeed())
+			ids[i] = n + "/" + string(obj.UID)
+		}
+		key := sweepcache.Key(measured, ids)
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: sweepcache.Name(key)}, &corev1.ConfigMap{})
 		}, timeout).Should(Succeed(), "a clean validation is kept")
@@ -89,6 +95,8 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		l := cur.Status.Limits
 		Expect(l.Sweep.ReusedFrom).NotTo(BeNil())
 		Expect(l.Sweep.ReusedFrom.BurstBuffer).To(Equal(ns + "/first"))
+		Expect(l.Monitoring).NotTo(BeNil(), "stage 4's per-node figures are reused too")
+		Expect(l.Monitoring.ReusedFrom).To(Equal(l.Sweep.ReusedFrom), "and say so")
 		Expect(l.Components.ReusedFrom.MeasuredTime.Time).To(BeTemporally("~", measured.Status.ValidationEndTime.Time, time.Second))
 		Expect(l.Sweep.Write.BestBytesPerSecond).To(Equal(measured.Status.Limits.Sweep.Write.BestBytesPerSecond))
 		Expect(l.Components.Write.LimitBytesPerSecond).To(Equal(measured.Status.Limits.Components.Write.LimitBytesPerSecond))
@@ -108,5 +116,22 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		for _, bb := range []*v1alpha1.BurstBuffer{first, second, third} {
 			tearDown(ctx, bb)
 		}
+
+		By("a machine registered again under a node's name is another node: its figures are measured, the sweep too")
+		var replaced corev1.Node
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: nodes[1]}, &replaced)).To(Succeed())
+		Expect(k8s.Delete(ctx, &replaced)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: nodes[1]}, &corev1.Node{}))
+		}, timeout).Should(BeTrue())
+		makeNode(ctx, nodes[1], replaced.Labels)
+		fourth := quick("fourth")
+		Expect(k8s.Create(ctx, fourth)).To(Succeed())
+		prepared("fourth")
+		// The kept validation of the first two burst buffers' nodes is not this one's: it
+		// measures (the second, on the same Node objects, measured nothing).
+		Eventually(podExists(ctx, ns, "fourth-probe-dev-1"), timeout).Should(BeTrue(), "the new machine's device is probed")
+		Expect(condition(ctx, fourth, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
+		tearDown(ctx, fourth)
 	})
 })

@@ -195,7 +195,7 @@ func (r *BurstBufferReconciler) measuredConditions(ctx context.Context, s *scope
 		return nil, err
 	}
 	c, err := r.recordConditions(ctx, run.pod, podConditions(run.pod, run.node, start, others))
-	if err != nil || c == nil {
+	if err != nil {
 		return nil, err
 	}
 	return &podConds{OtherPods: c.OtherPods, Exclusive: c.Exclusive}, nil

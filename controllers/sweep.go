@@ -125,7 +125,7 @@ func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scop
 	if limit != nil {
 		why = fmt.Sprintf("the sweep's %s figure is above the measured %s limit of %s, set by the %s", w.Operation, w.Operation, rate(limit.LimitBytesPerSecond), which)
 	} else if deviceProbeRound(s.bb) < 2 {
-		if node, msg := deviceFarBelowKnown(comp, r.knownDevices(ctx, s.bb, comp)); node != "" {
+		if node, msg := deviceFarBelowKnown(comp, r.knownDevices(ctx, s, comp)); node != "" {
 			which, why = limits.ComponentDevices, msg
 		} else if node, msg := nodeWroteAboveDevice(s.bb); node != "" {
 			which, why = limits.ComponentDevices, msg
@@ -332,7 +332,8 @@ func linksSetALimit(comp *v1alpha1.ComponentLimits) bool {
 // knownDevices are the best device figures that the per-node cache holds for comp's nodes
 // whose figures bb measured itself, as evidence beside bb's own probe
 // (nodecache.Figures.KnownBest).
-func (r *BurstBufferReconciler) knownDevices(ctx context.Context, bb *v1alpha1.BurstBuffer, comp *v1alpha1.ComponentLimits) map[string]nodecache.BestFigures {
+func (r *BurstBufferReconciler) knownDevices(ctx context.Context, s *scope, comp *v1alpha1.ComponentLimits) map[string]nodecache.BestFigures {
+	bb := s.bb
 	out := map[string]nodecache.BestFigures{}
 	if comp == nil {
 		return out
@@ -342,7 +343,7 @@ func (r *BurstBufferReconciler) knownDevices(ctx context.Context, bb *v1alpha1.B
 		if n.Reused {
 			continue
 		}
-		if f, ok := r.nodeCache().Get(ctx, n.Name); ok {
+		if f, ok := r.cachedFigures(ctx, n.Name, s.nodeObj(n.Name)); ok {
 			if b, ok := f.KnownBest(bb.Spec.Storage.Path, self); ok {
 				out[n.Name] = b
 			}

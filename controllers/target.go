@@ -222,7 +222,7 @@ func (r *BurstBufferReconciler) planTarget(ctx context.Context, bb *v1alpha1.Bur
 	for _, c := range cands {
 		in := apibridge.CandidateInput{Name: c.node.Name, Tier: c.tier, Workload: c.tier < 2, Spec: bb.Spec.Hardware,
 			Labels: c.node.Labels, StoragePath: bb.Spec.Storage.Path}
-		f, ok := r.nodeCache().Get(ctx, c.node.Name)
+		f, ok := r.cachedFigures(ctx, c.node.Name, &c.node)
 		if ok && f.Conditions.Alone() {
 			in.Cached = &f
 		}

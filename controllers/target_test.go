@@ -53,7 +53,9 @@ var _ = Describe("spec.target: sizing from what the job needs", func() {
 	}
 	// cache writes a node's stage-2 figures as a probe that had the node to itself would have.
 	cache := func(node string, write int64, at time.Time) {
-		cm, err := nodecache.ConfigMap(operatorNamespace, nodecache.Figures{Node: node, StoragePath: "/mnt/nvme", MeasuredTime: at,
+		var obj corev1.Node
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: node}, &obj)).To(Succeed())
+		cm, err := nodecache.ConfigMap(operatorNamespace, nodecache.Figures{Node: node, NodeUID: string(obj.UID), StoragePath: "/mnt/nvme", MeasuredTime: at,
 			DeviceWriteBytesPerSecond: write, DeviceReadBytesPerSecond: 2 * write, FreeBytes: 4 << 30, MeasuredBy: "other/bb",
 			Conditions: &nodecache.Conditions{StartTime: at.Add(-5 * time.Second), Exclusive: true}})
 		Expect(err).NotTo(HaveOccurred())

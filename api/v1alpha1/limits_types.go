@@ -111,8 +111,10 @@ type ComponentLimits struct {
 	StorageBench *StorageBenchSummary `json:"storageBench,omitempty"`
 	// deviceProbeRound is 2 when the devices were measured a second time: the sweep read
 	// above a device-bound limit of the first round, and a probe disturbed by other work on
-	// its node reads low, while caching reads high - a second probe tells which. The figures
-	// above are the second round's. Unset: measured once.
+	// its node reads low, while caching reads high - a second probe tells which. Each figure
+	// above is the higher of the two rounds, except where the first read more than 5% above
+	// the documented figure (caching): there the second round's stands. The first round's are
+	// in nodes[].deviceWrite/deviceRead.firstRoundBytesPerSecond. Unset: measured once.
 	// +optional
 	DeviceProbeRound int32 `json:"deviceProbeRound,omitempty"`
 	// networkProbeRound is 2 when the links were measured a second time: the sweep read
@@ -327,6 +329,10 @@ type MonitoringLimits struct {
 	// +listType=set
 	// +optional
 	Stragglers []string `json:"stragglers,omitempty"`
+	// reusedFrom names the burst buffer whose validation these figures come from, when they
+	// were not measured for this one (validation.reuseSweep).
+	// +optional
+	ReusedFrom *ReusedFrom `json:"reusedFrom,omitempty"`
 }
 
 // NodeMonitoring is one node's figures recorded while stage 3 ran.

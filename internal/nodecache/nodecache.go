@@ -24,13 +24,20 @@ const Key = "components.json"
 // Figures are one node's measured component figures. Zero means not measured.
 type Figures struct {
 	Node string `json:"node"`
+	// NodeUID is the Node object's UID when they were measured: a machine that registers again
+	// under the same name (a replaced cloud instance) is another node, whose figures these
+	// are not.
+	NodeUID string `json:"nodeUID,omitempty"`
 	// StoragePath is the node-local path the device figures were measured on: a figure of
 	// another path (another drive) must not be reused.
-	StoragePath               string    `json:"storagePath"`
-	MeasuredTime              time.Time `json:"measuredTime"`
-	DeviceWriteBytesPerSecond int64     `json:"deviceWriteBytesPerSecond,omitempty"`
-	DeviceReadBytesPerSecond  int64     `json:"deviceReadBytesPerSecond,omitempty"`
-	NetworkBytesPerSecond     int64     `json:"networkBytesPerSecond,omitempty"`
+	StoragePath  string    `json:"storagePath"`
+	MeasuredTime time.Time `json:"measuredTime"`
+	// Method is how the devices were probed (nodetask.DeviceProbeMethod): figures of another
+	// method are not reused.
+	Method                    string `json:"method,omitempty"`
+	DeviceWriteBytesPerSecond int64  `json:"deviceWriteBytesPerSecond,omitempty"`
+	DeviceReadBytesPerSecond  int64  `json:"deviceReadBytesPerSecond,omitempty"`
+	NetworkBytesPerSecond     int64  `json:"networkBytesPerSecond,omitempty"`
 	// FreeBytes is the space that was free on the storage path when it was probed.
 	FreeBytes int64 `json:"freeBytes,omitempty"`
 	// MeasuredBy names the burst buffer whose probe measured them (namespace/name).
@@ -65,9 +72,13 @@ type BestFigures struct {
 
 // Next is what a node's entry holds once a probe that had the node to itself measured f,
 // where it held prev: f's figures, prev's metadata figure (another measurement's), and the
-// best of prev's and f's device figures on f's storage path (a new path starts anew). The
-// same probe written again (a later visit of its burst buffer) is not counted twice.
+// best of prev's and f's device figures on f's storage path (a new path, or another Node
+// object under the same name, starts anew; an entry that names none is taken as this node's). The same probe written again (a later visit of its
+// burst buffer) is not counted twice.
 func Next(prev, f Figures) Figures {
+	if prev.NodeUID != "" && prev.NodeUID != f.NodeUID {
+		prev = Figures{}
+	}
 	best := BestFigures{StoragePath: f.StoragePath}
 	if b := prev.Best; b != nil && b.StoragePath == f.StoragePath {
 		best = *b

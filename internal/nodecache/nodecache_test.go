@@ -162,7 +162,7 @@ func TestMetadataFromReports(t *testing.T) {
 func TestBest(t *testing.T) {
 	ended := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 	probe := func(by, path string, w, r int64) Figures {
-		return Figures{Node: "n1", StoragePath: path, MeasuredBy: by, MeasuredTime: ended, DeviceWriteBytesPerSecond: w, DeviceReadBytesPerSecond: r}
+		return Figures{Node: "n1", NodeUID: "uid-1", StoragePath: path, MeasuredBy: by, MeasuredTime: ended, DeviceWriteBytesPerSecond: w, DeviceReadBytesPerSecond: r}
 	}
 	md := &MetadataFigure{CreatesPerSecondPerServer: 9000, Servers: 1, StoragePath: "/mnt/nvme"}
 	first := Next(Figures{Node: "n1", Metadata: md}, probe("hpc/a", "/mnt/nvme", 280e6, 310e6))
@@ -193,6 +193,14 @@ func TestBest(t *testing.T) {
 	moved := Next(second, probe("hpc/c", "/mnt/other", 100e6, 200e6))
 	if *moved.Best != (BestFigures{StoragePath: "/mnt/other", WriteBytesPerSecond: 100e6, ReadBytesPerSecond: 200e6, Probes: 1}) {
 		t.Errorf("another path: %+v", moved.Best)
+	}
+	// Another machine registered under the same name (another Node UID) starts anew, its
+	// metadata figure too.
+	other := probe("hpc/d", "/mnt/nvme", 120e6, 130e6)
+	other.NodeUID = "new-uid"
+	if replaced := Next(second, other); replaced.Metadata != nil ||
+		*replaced.Best != (BestFigures{StoragePath: "/mnt/nvme", WriteBytesPerSecond: 120e6, ReadBytesPerSecond: 130e6, Probes: 1}) {
+		t.Errorf("another node of the same name: %+v, best %+v", replaced, replaced.Best)
 	}
 	cm, err := ConfigMap("beeburst-system", second)
 	if err != nil {

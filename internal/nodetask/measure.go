@@ -43,6 +43,19 @@ func probeRuntime(bb *v1alpha1.BurstBuffer) time.Duration {
 // the links and each phase of the sweep's points.
 const QuickRunSeconds = 2
 
+// The device probe's fio jobs and block size.
+const (
+	probeJobs      = 4
+	probeBlockSize = "1M"
+)
+
+// DeviceProbeMethod is how DeviceProbePod measures bb's devices, in words: a figure cached
+// from another method (the quick profile's short runs for a standard-profile burst buffer,
+// which a drive's write cache can lift) does not stand for this one.
+func DeviceProbeMethod(bb *v1alpha1.BurstBuffer) string {
+	return fmt.Sprintf("fio, direct I/O, %s per phase, %d jobs, %s blocks", probeRuntime(bb), probeJobs, probeBlockSize)
+}
+
 // DeviceProbePod runs fio on the node's burst buffer directory: write, then read, direct
 // I/O, large blocks, several jobs, sized from free space, files removed afterwards. The agent
 // also reads the device's model from sysfs and, given linkAddress, the speed of the
@@ -52,7 +65,7 @@ const QuickRunSeconds = 2
 // beside the first round's, whose results stay readable.
 func DeviceProbePod(bb *v1alpha1.BurstBuffer, image string, i int, node, linkAddress string, round int) *corev1.Pod {
 	req := agentapi.ProbeDevice{
-		Dir: InHost(bb, DataDir(bb)), Runtime: probeRuntime(bb), Jobs: 4, BlockSize: "1M", LinkAddress: linkAddress,
+		Dir: InHost(bb, DataDir(bb)), Runtime: probeRuntime(bb), Jobs: probeJobs, BlockSize: probeBlockSize, LinkAddress: linkAddress,
 		Globals: agentapi.Globals{Timeout: 3 * time.Minute},
 	}
 	pod := Pod(bb, Spec{

@@ -53,25 +53,32 @@ type Record struct {
 	SweepCSV string `json:"sweepCSV,omitempty"`
 }
 
-// Key is the configuration a validation measured: the nodes, where the data lives, the file
-// system's shape and what was measured. Two burst buffers with the same key would measure the
-// same hardware the same way.
+// Key is the configuration a validation measured: the nodes (as the caller names them: the
+// controller gives name/UID, so that a machine registered again under a name is another), where the data lives, the file
+// system's shape and what was measured, and how its findings were judged (the efficiency and
+// straggler thresholds behind the warnings a reuse copies). Two burst buffers with the same
+// key would measure the same hardware the same way. The local engine's nodes count in any
+// order; the beegfs engine's in theirs, which places its services (beegfs.PlacementFor: the
+// management service on the first node, the metadata servers on the first ones), and so does
+// all of spec.beegfs (the images are the BeeGFS release measured).
 func Key(bb *v1alpha1.BurstBuffer, nodes []string) string {
-	sorted := append([]string(nil), nodes...)
-	sort.Strings(sorted)
-	spec := struct {
-		Engine     v1alpha1.EngineType
-		Nodes      []string
-		Storage    v1alpha1.StorageSpec
-		Layout     v1alpha1.LayoutSpec
-		Profile    v1alpha1.ValidationProfile
-		Sweep      *v1alpha1.SweepSpec
-		Hardware   *v1alpha1.HardwareSpec
-		Interfaces []string
-	}{bb.Spec.Engine, sorted, bb.Spec.Storage, bb.Spec.Layout, bb.Spec.Validation.Profile, bb.Spec.Validation.Sweep, bb.Spec.Hardware, nil}
-	if bb.Spec.BeeGFS != nil {
-		spec.Interfaces = bb.Spec.BeeGFS.Interfaces
+	ordered := append([]string(nil), nodes...)
+	if bb.Spec.Engine != v1alpha1.EngineBeeGFS {
+		sort.Strings(ordered)
 	}
+	spec := struct {
+		Engine            v1alpha1.EngineType
+		Nodes             []string
+		Storage           v1alpha1.StorageSpec
+		Layout            v1alpha1.LayoutSpec
+		Profile           v1alpha1.ValidationProfile
+		Sweep             *v1alpha1.SweepSpec
+		Hardware          *v1alpha1.HardwareSpec
+		BeeGFS            *v1alpha1.BeeGFSSpec `json:",omitempty"`
+		MinimumEfficiency int32                `json:",omitempty"`
+		Straggler         int32                `json:",omitempty"`
+	}{bb.Spec.Engine, ordered, bb.Spec.Storage, bb.Spec.Layout, bb.Spec.Validation.Profile, bb.Spec.Validation.Sweep, bb.Spec.Hardware,
+		bb.Spec.BeeGFS, bb.Spec.Validation.MinimumEfficiencyPercent, bb.Spec.Validation.StragglerPercent}
 	b, _ := json.Marshal(spec)
 	return nodetask.Hash(string(b))
 }
@@ -147,10 +154,20 @@ func New(bb *v1alpha1.BurstBuffer, nodes []string, sweepCSV string, now time.Tim
 	return r
 }
 
-// Fresh says whether a record may stand for key's validation at now.
+// Fresh says whether a record may stand for key's validation at now: the validation and every
+// node's component figures in it are no older than maxAge (a validation may have reused
+// device figures older than itself from the per-node cache, within its own window).
 func (r Record) Fresh(key string, maxAge time.Duration, now time.Time) bool {
-	return r.Key == key && r.Components != nil && r.Sweep != nil && !r.MeasuredTime.IsZero() &&
-		now.Sub(r.MeasuredTime.Time) <= maxAge && !r.MeasuredTime.After(now.Add(time.Minute))
+	young := func(t time.Time) bool { return now.Sub(t) <= maxAge && !t.After(now.Add(time.Minute)) }
+	if r.Key != key || r.Components == nil || r.Sweep == nil || r.MeasuredTime.IsZero() || !young(r.MeasuredTime.Time) {
+		return false
+	}
+	for _, n := range r.Components.Nodes {
+		if n.MeasuredTime != nil && !young(n.MeasuredTime.Time) {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxAge is the oldest a record can be and still stand for a validation: the longest
@@ -176,7 +193,7 @@ func (r Record) Source() *v1alpha1.ReusedFrom {
 
 // Describe says what was reused, for the conditions.
 func (r Record) Describe(now time.Time) string {
-	return fmt.Sprintf("reused from burst buffer %s, validated %s ago on the same nodes, storage, layout and sweep grid",
+	return fmt.Sprintf("reused from burst buffer %s, validated %s ago on the same nodes, storage, layout, sweep grid and settings",
 		r.MeasuredBy, now.Sub(r.MeasuredTime.Time).Round(time.Second))
 }
 

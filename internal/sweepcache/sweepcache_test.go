@@ -37,7 +37,12 @@ func TestKeyIsTheConfiguration(t *testing.T) {
 	b.Namespace, b.Name = "other", "b"
 	b.Spec.Target = &v1alpha1.TargetSpec{}
 	if Key(a, []string{"n1", "n2"}) != Key(b, []string{"n2", "n1"}) {
-		t.Error("the same nodes (in any order) and configuration must have the same key, whatever the name or target")
+		t.Error("the same nodes (in any order, local engine) and configuration must have the same key, whatever the name or target")
+	}
+	g := measured()
+	g.Spec.Engine = v1alpha1.EngineBeeGFS
+	if Key(g, []string{"n1", "n2"}) == Key(g, []string{"n2", "n1"}) {
+		t.Error("beegfs: the nodes' order places the services; another order must have another key")
 	}
 	for name, change := range map[string]func(*v1alpha1.BurstBuffer){
 		"storage path": func(bb *v1alpha1.BurstBuffer) { bb.Spec.Storage.Path = "/scratch" },
@@ -47,6 +52,11 @@ func TestKeyIsTheConfiguration(t *testing.T) {
 			bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{ProcessesPerNode: []int32{8}}
 		},
 		"hardware": func(bb *v1alpha1.BurstBuffer) { bb.Spec.Hardware = &v1alpha1.HardwareSpec{} },
+		"BeeGFS release": func(bb *v1alpha1.BurstBuffer) {
+			bb.Spec.BeeGFS = &v1alpha1.BeeGFSSpec{Images: &v1alpha1.BeeGFSImages{Storage: "beegfs/beegfs-storage:8.0.0"}}
+		},
+		"efficiency threshold": func(bb *v1alpha1.BurstBuffer) { bb.Spec.Validation.MinimumEfficiencyPercent = 95 },
+		"straggler threshold":  func(bb *v1alpha1.BurstBuffer) { bb.Spec.Validation.StragglerPercent = 5 },
 	} {
 		c := measured()
 		change(c)
@@ -142,6 +152,13 @@ func TestRecordRoundTripAndFreshness(t *testing.T) {
 		if got := back.Fresh(tc.key, time.Hour, tc.at); got != tc.want {
 			t.Errorf("Fresh(%s, %s) = %v", tc.key, tc.at.Sub(now), got)
 		}
+	}
+	// A node's component figures older than the validation (reused from the per-node cache)
+	// count with their own age.
+	older := metav1.NewTime(now.Add(-50 * time.Minute))
+	back.Components.Nodes = []v1alpha1.NodeComponents{{Name: "n1", MeasuredTime: &older, Reused: true}}
+	if back.Fresh(key, time.Hour, now.Add(9*time.Minute)) != true || back.Fresh(key, time.Hour, now.Add(11*time.Minute)) != false {
+		t.Error("a record whose node figures are older than the window must not stand, one within it must")
 	}
 	if _, err := FromConfigMap(cm.DeepCopy()); err != nil {
 		t.Fatal(err)
