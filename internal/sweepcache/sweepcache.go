@@ -53,14 +53,14 @@ type Record struct {
 	SweepCSV string `json:"sweepCSV,omitempty"`
 }
 
-// Key is the configuration a validation measured: the nodes (as the caller names them: the
-// controller gives name/UID, so that a machine registered again under a name is another), where the data lives, the file
-// system's shape and what was measured, and how its findings were judged (the efficiency and
-// straggler thresholds behind the warnings a reuse copies). Two burst buffers with the same
-// key would measure the same hardware the same way. The local engine's nodes count in any
-// order; the beegfs engine's in theirs, which places its services (beegfs.PlacementFor: the
-// management service on the first node, the metadata servers on the first ones), and so does
-// all of spec.beegfs (the images are the BeeGFS release measured).
+// Key is the configuration a validation measured: the nodes (as the caller names them; the
+// controller gives name/UID, so that a machine registered again under a name is another),
+// where the data lives, the file system's shape and what was measured, and how its findings
+// were judged (the efficiency and straggler thresholds behind the warnings a reuse copies).
+// Two burst buffers with the same key would measure the same hardware the same way. The local
+// engine's nodes count in any order; the beegfs engine's in theirs, which places its services
+// (beegfs.PlacementFor: the management service on the first node, the metadata servers on the
+// first ones), and so does all of spec.beegfs (the images are the BeeGFS release measured).
 func Key(bb *v1alpha1.BurstBuffer, nodes []string) string {
 	ordered := append([]string(nil), nodes...)
 	if bb.Spec.Engine != v1alpha1.EngineBeeGFS {
