@@ -181,11 +181,11 @@ func nodeComponents(bb *v1alpha1.BurstBuffer, obj *corev1.Node, m nodeMeasured, 
 	}
 	if p := m.first; p != nil {
 		if deviceRound2 {
-			secondRound(nc.DeviceWrite, p.DeviceWrite)
-			secondRound(nc.DeviceRead, p.DeviceRead)
+			secondRound(nc.DeviceWrite, p.DeviceWrite, true)
+			secondRound(nc.DeviceRead, p.DeviceRead, true)
 		}
 		if networkRound2 {
-			secondRound(nc.Network, p.Network)
+			secondRound(nc.Network, p.Network, false)
 		}
 	}
 	var warnings []v1alpha1.Warning
@@ -210,12 +210,12 @@ func nodeComponents(bb *v1alpha1.BurstBuffer, obj *corev1.Node, m nodeMeasured, 
 
 // secondRound puts a component's first round beside its second (cur): the first's figure in
 // firstRoundBytesPerSecond, and the higher of the two as the measured figure - interference
-// only lowers what a device or a link moves - unless the first read more than
-// measuredLimitTolerance above the documented figure (firstAboveDocumented): a short probe
-// reads high through a write cache, that first figure is the one in doubt, and the second
-// round's stands. first is the figure as published before the second round, which keeps its
-// own first round when it has one.
-func secondRound(cur, first *v1alpha1.ComponentFigure) {
+// only lowers what a device or a link moves - unless, for a device (cached), the first read
+// more than measuredLimitTolerance above the documented figure (firstAboveDocumented): a
+// short probe reads high through a write cache, that first figure is the one in doubt, and
+// the second round's stands. A link has no cache to read high through. first is the figure as
+// published before the second round, which keeps its own first round when it has one.
+func secondRound(cur, first *v1alpha1.ComponentFigure, cached bool) {
 	if cur == nil || first == nil || first.MeasuredBytesPerSecond == nil {
 		return
 	}
@@ -224,7 +224,7 @@ func secondRound(cur, first *v1alpha1.ComponentFigure) {
 		f = *first.FirstRoundBytesPerSecond
 	}
 	cur.FirstRoundBytesPerSecond = &f
-	if cur.MeasuredBytesPerSecond != nil && firstAboveDocumented(cur) {
+	if cached && cur.MeasuredBytesPerSecond != nil && firstAboveDocumented(cur) {
 		return
 	}
 	if cur.MeasuredBytesPerSecond == nil || *cur.MeasuredBytesPerSecond < f {

@@ -97,3 +97,21 @@ func TestNodeComponents(t *testing.T) {
 		})
 	}
 }
+
+// A link's second round keeps the higher of the two even where the first read above the
+// link's documented rate: a link has no cache to read high through (a device has; there the
+// second round stands, TestNodeComponents).
+func TestLinkSecondRoundKeepsTheHigher(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{v1alpha1.LabelLinkRateBitsPerSecond: "1000000000"}}}
+	second := 100e6
+	first := &v1alpha1.NodeComponents{Name: "n1", Network: &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: ptr.To(int64(140e6))}}
+	m := nodeMeasured{node: "n1", figures: nodecache.Figures{Node: "n1", MeasuredTime: time.Now(), DeviceWriteBytesPerSecond: 1, DeviceReadBytesPerSecond: 1},
+		link: &second, first: first}
+	nc, _ := nodeComponents(&v1alpha1.BurstBuffer{}, node, m, false, true)
+	if nc.Network == nil || nc.Network.DocumentedBytesPerSecond == nil || float64(*nc.Network.DocumentedBytesPerSecond) >= 140e6/1.05 {
+		t.Fatalf("network %+v: the case needs a first round above the documented rate", nc.Network)
+	}
+	if got := *nc.Network.MeasuredBytesPerSecond; got != 140e6 {
+		t.Errorf("link %d, want the higher round's 140e6", got)
+	}
+}
