@@ -150,6 +150,28 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 	bb.Status.Warnings = replaceWarnings(bb.Status.Warnings,
 		map[string]bool{v1alpha1.WarningBelowDocumented: true, v1alpha1.WarningComponentTestFailed: true}, warnings)
 	bb.Status.Warnings = replaceNodeBusy(bb.Status.Warnings, "device", busy)
+	bb.Status.Warnings = replaceNodeBusy(bb.Status.Warnings, componentNetwork, linkBusyWarnings(pairs))
+}
+
+// componentNetwork is the warnings' component for a link.
+const componentNetwork = "network"
+
+// linkBusyWarnings are the NodeBusy warnings of the links: one per pair whose probe ran beside
+// other work on either end, naming it. The pair's figure is published (and judged by the
+// second look like any other), but the validation is not kept for reuse.
+func linkBusyWarnings(pairs []netPair) []v1alpha1.Warning {
+	var out []v1alpha1.Warning
+	for _, p := range pairs {
+		if len(p.disturbedBy) == 0 {
+			continue
+		}
+		out = append(out, v1alpha1.Warning{
+			Reason: v1alpha1.WarningNodeBusy, Component: componentNetwork, Node: busyNodes(p.disturbedBy),
+			Message: fmt.Sprintf("the link from %s to %s: other work ran beside its probe (%s); its figure may be low and is not kept for reuse",
+				p.client, p.server, strings.Join(limit(p.disturbedBy, 4), "; ")),
+		})
+	}
+	return out
 }
 
 // nodeMeasured is what stage 2 measured of one node.

@@ -48,7 +48,7 @@ func estimate(s *scope) {
 		}
 		bb.Status.Limits.Estimated = nil // an earlier estimate's links are no longer documented
 		bb.Status.Warnings = replaceWarnings(bb.Status.Warnings, stage1Warnings,
-			[]v1alpha1.Warning{{Reason: v1alpha1.WarningUnknownLimit, Component: "network", Message: msg}})
+			[]v1alpha1.Warning{{Reason: v1alpha1.WarningUnknownLimit, Component: componentNetwork, Message: msg}})
 		return
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,8 @@ import (
 type netPair struct {
 	client, server string
 	bytesPerSecond float64
+	// disturbedBy names what ran beside the probe on either end (linkDisturbance).
+	disturbedBy []string
 }
 
 // probeLinks is stage 2's network part (reconcileNetwork): iperf3 between the nodes in a ring (node k+1
@@ -60,7 +63,7 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 			continue
 		}
 		cl := roundPod(nodetask.NetClientPod(bb, r.AgentImage, k, cliNode, addr), networkProbeRound(bb))
-		st, msg, _, err = r.runMeasuring(ctx, s, cl)
+		st, msg, clPod, err := r.runMeasuring(ctx, s, cl)
 		if err != nil {
 			return nil, false, nil, err
 		}
@@ -75,10 +78,52 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 				failures = append(failures, fmt.Sprintf("network probe from node %s to node %s: %v", cliNode, srvNode, err))
 				continue
 			}
-			pairs = append(pairs, netPair{client: cliNode, server: srvNode, bytesPerSecond: bps})
+			d, err := r.linkDisturbance(ctx, s, clPod, cliNode, srvNode)
+			if err != nil {
+				return nil, false, nil, err
+			}
+			pairs = append(pairs, netPair{client: cliNode, server: srvNode, bytesPerSecond: bps, disturbedBy: d})
 		}
 	}
 	return pairs, done, failures, nil
+}
+
+// linkDisturbance names what ran beside a link probe on either of its ends while its client
+// measured: other burst buffers' pods on the two nodes, or a probe without the nodes'
+// measuring locks. A disturbed probe's conditions are recorded on its client pod, as a sweep
+// run's are: a later visit (a second round of the devices publishes stage 2 again) must not
+// decide again when the pods that shared the nodes are gone. An undisturbed one's are not: a
+// later decision can only find fewer pods, and one write per pair saved is one per node of
+// every burst buffer.
+func (r *BurstBufferReconciler) linkDisturbance(ctx context.Context, s *scope, pod *corev1.Pod, cliNode, srvNode string) ([]string, error) {
+	if pod == nil {
+		return nil, nil
+	}
+	c := recordedConditions(pod)
+	if c == nil {
+		start, end, _ := ranBetween(pod, r.Now())
+		var others []string
+		for _, node := range []string{cliNode, srvNode} {
+			o, err := r.otherPodsOn(ctx, s.bb, node, start.Add(-r.setupMargin()), end.Add(r.setupMargin()))
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range o {
+				others = append(others, fmt.Sprintf("node %s: %s", node, p))
+			}
+		}
+		c = podConditions(pod, cliNode, start, others)
+		if !c.Alone() {
+			if _, err := r.recordConditions(ctx, pod, c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := slices.Clone(c.OtherPods)
+	if !c.Exclusive {
+		out = append(out, fmt.Sprintf("node %s: measured without the nodes' measuring locks", cliNode))
+	}
+	return out, nil
 }
 
 // networkProbeRound is the round of stage 2's links: 1, or 2 once a sweep figure was above a
@@ -165,14 +210,14 @@ func networkWarnings(s *scope, comp *v1alpha1.ComponentLimits, pairs []netPair) 
 			return nil
 		}
 		return []v1alpha1.Warning{{
-			Reason: v1alpha1.WarningBelowDocumented, Node: strings.Join(s.nodes, ","), Component: "network",
+			Reason: v1alpha1.WarningBelowDocumented, Node: strings.Join(s.nodes, ","), Component: componentNetwork,
 			Message: fmt.Sprintf("the link between %s and %s measured %s, %.0f%% of the documented %s: at least one of the two links is slower than documented (with 3 or more nodes beeburst can tell which)",
 				s.nodes[0], s.nodes[1], limits.FormatBytesPerSecond(got), 100*got/doc, limits.FormatBytesPerSecond(doc)),
 		}}
 	}
 	for _, nc := range comp.Nodes {
 		if nc.Network != nil {
-			out = append(out, belowDocumented(nc.Name, "network", nc.Network)...)
+			out = append(out, belowDocumented(nc.Name, componentNetwork, nc.Network)...)
 		}
 	}
 	return out

@@ -302,13 +302,7 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 
 	It("keeps a device figure for reuse only when its probe had the node to itself, and records when and how it was taken", func() {
 		// Another burst buffer's workload pod runs on the first node while the probes run.
-		job := workloadPod(ns, "other-job", "other", false)
-		job.Spec.NodeName = nodes[0]
-		Expect(k8s.Create(ctx, job)).To(Succeed())
-		job.Status.Phase = corev1.PodRunning
-		job.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: job.Spec.Containers[0].Name, Image: job.Spec.Containers[0].Image,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now().Add(-time.Minute))}}}}
-		Expect(k8s.Status().Update(ctx, job)).To(Succeed())
+		runningWorkload(ctx, ns, "other-job", "other", nodes[0])
 
 		bb := quick("busy")
 		bb.Spec.Validation.ReuseComponentResultsFor = "1h"
@@ -328,6 +322,11 @@ var _ = Describe("One burst buffer measures a node at a time (node locks)", func
 			HaveField("Component", "device"), HaveField("Message", ContainSubstring(ns+"/other-job")))))
 		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[0]),
 			HaveField("Component", "sweep"), HaveField("Message", And(ContainSubstring(ns+"/other-job"), ContainSubstring("both rounds"))))))
+		// Both directions of the pair's link were probed with the job on one of their ends.
+		for _, dir := range [][2]string{{nodes[1], nodes[0]}, {nodes[0], nodes[1]}} {
+			Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[0]),
+				HaveField("Component", "network"), HaveField("Message", And(ContainSubstring("the link from "+dir[0]+" to "+dir[1]), ContainSubstring(ns+"/other-job"))))))
+		}
 		Expect(cur.Status.Warnings).NotTo(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Node", nodes[1]))))
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(nodes[0])}, &corev1.ConfigMap{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a figure taken beside another workload is not cached")

@@ -102,6 +102,11 @@ func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (c
 		return ctrl.Result{}, false, nil
 	}
 	if st.running >= 0 {
+		// The points that ended are published now, and a budget cut keeps them: each with
+		// what disturbed it, as once every point ended.
+		if err := r.firstRoundConditions(ctx, s, &st); err != nil {
+			return ctrl.Result{}, false, err
+		}
 		an, err := analyseSweep(s, st.lp)
 		if err != nil {
 			return ctrl.Result{}, false, err

@@ -603,6 +603,8 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		// The operator is down while the first point ends and the budget (10 minutes) runs
 		// out: the first visit after it comes back finds both. The cut used to delete the
 		// ended pods unread.
+		// Another burst buffer's job ran on node a beside the point.
+		runningWorkload(ctx, ns, "lastlook-job", "other", ns+"-a")
 		whileManagerDown(func() {
 			finishPod(ctx, ns, "lastlook-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 250e6, 300e6))
 			finishPod(ctx, ns, "lastlook-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 240e6, 310e6))
@@ -618,6 +620,9 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(sw.CutShort).To(BeTrue())
 		Expect(sw.Write.BestBytesPerSecond).To(Equal(int64(490e6)))
 		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningValidationCutShort)))
+		Expect(cur.Status.Warnings).To(ContainElement(And(HaveField("Reason", v1alpha1.WarningNodeBusy), HaveField("Component", "sweep"),
+			HaveField("Node", ns+"-a"), HaveField("Message", ContainSubstring(ns+"/lastlook-job")))),
+			"a point published by the cut says what ran beside it, as a full sweep's does")
 		// Past the budget no new point starts: the next point's pods, waiting in the chain, are
 		// stopped, and nothing is created again.
 		stopped(ctx, ns, "lastlook", "lastlook-sweep-1-0", "lastlook-sweep-1-1")

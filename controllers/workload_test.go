@@ -33,6 +33,19 @@ func workloadPod(ns, name, bb string, gated bool) *corev1.Pod {
 	return pod
 }
 
+// runningWorkload is a running workload pod of burst buffer bb on node, started a minute ago:
+// other work beside whatever measures there.
+func runningWorkload(ctx context.Context, ns, name, bb, node string) *corev1.Pod {
+	job := workloadPod(ns, name, bb, false)
+	job.Spec.NodeName = node
+	Expect(k8s.Create(ctx, job)).To(Succeed())
+	job.Status.Phase = corev1.PodRunning
+	job.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: job.Spec.Containers[0].Name, Image: job.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now().Add(-time.Minute))}}}}
+	Expect(k8s.Status().Update(ctx, job)).To(Succeed())
+	return job
+}
+
 func getPod(ctx context.Context, ns, name string) func() *corev1.Pod {
 	return func() *corev1.Pod {
 		pod := &corev1.Pod{}
