@@ -28,8 +28,10 @@ import (
 //   - a stored value the CRD's rules would refuse today but did not when it was written, the
 //     operator's setting of allowed storage roots, and label selectors (reconcileAdmission,
 //     the first phase: before nodes are chosen and before any pod exists);
-//   - capacityPerNode against the space the stage-2 device probe found free on each node
-//     (capacityShortfall, called where stage 2 has its figures).
+//   - capacityPerNode against the space free on each node: as the engine found it when it
+//     prepared the node (reconcileFreeSpace, before anything is measured or reused), and as
+//     the stage-2 device probes found it (reconcileComponentLimits), for an engine that
+//     does not say.
 
 // FlagAllowedStorageRoots is the manager's flag that sets BurstBufferReconciler.StorageRoots
 // (Helm value storage.allowedRoots); messages name it so that a user knows whom to ask.
@@ -90,11 +92,33 @@ func (r *BurstBufferReconciler) reconcileAdmission(ctx context.Context, s *scope
 	return ctrl.Result{}, true, nil
 }
 
-// capacityShortfall compares spec.storage.capacityPerNode with the space the device probes
-// found free on each node (stage 2) and returns, when some node has less, a message naming
-// every such node; "" when the capacity fits, was not asked for, or no probe saw the node's
-// free space.
-func capacityShortfall(bb *v1alpha1.BurstBuffer, nodes []string, figures map[string]nodecache.Figures) string {
+// reconcileFreeSpace refuses a spec.storage.capacityPerNode that does not fit the space the
+// engine found free when it prepared the nodes (engine.Result.FreeBytes), as soon as they
+// are prepared: nothing is measured for a burst buffer that cannot hold what it was asked
+// to, and a validation reused from another burst buffer, whose nodes had more space then,
+// does not make it Ready. An engine that does not say leaves it to stage 2.
+func (r *BurstBufferReconciler) reconcileFreeSpace(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	bb := s.bb
+	if bb.Spec.Storage.CapacityPerNode == nil || len(s.preparedFree) == 0 || componentsMeasured(bb) || validationEnded(bb) {
+		return ctrl.Result{}, true, nil
+	}
+	free := map[string]nodecache.Figures{}
+	for node, b := range s.preparedFree {
+		free[node] = nodecache.Figures{FreeBytes: b}
+	}
+	msg := capacityShortfall(bb, s.nodes, free, "when its directory was made")
+	if msg == "" {
+		return ctrl.Result{}, true, nil
+	}
+	conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity, msg)
+	return ctrl.Result{}, false, r.stopMeasuringPods(ctx, bb)
+}
+
+// capacityShortfall compares spec.storage.capacityPerNode with the space found free on each
+// node (figures' FreeBytes, found as source says) and returns, when some node has less, a
+// message naming every such node; "" when the capacity fits, was not asked for, or nothing
+// saw the node's free space.
+func capacityShortfall(bb *v1alpha1.BurstBuffer, nodes []string, figures map[string]nodecache.Figures, source string) string {
 	want := bb.Spec.Storage.CapacityPerNode
 	if want == nil {
 		return ""
@@ -117,8 +141,8 @@ func capacityShortfall(bb *v1alpha1.BurstBuffer, nodes []string, figures map[str
 		return ""
 	}
 	sort.Strings(short)
-	return fmt.Sprintf("spec.storage.capacityPerNode %s does not fit: %s at spec.storage.path %s (device probe). Create a new BurstBuffer with a capacityPerNode of at most %s, or on nodes with more free space",
-		want.String(), strings.Join(short, ", "), bb.Spec.Storage.Path, mebibytes(smallest))
+	return fmt.Sprintf("spec.storage.capacityPerNode %s does not fit: %s at spec.storage.path %s (%s). Create a new BurstBuffer with a capacityPerNode of at most %s, or on nodes with more free space",
+		want.String(), strings.Join(short, ", "), bb.Spec.Storage.Path, source, mebibytes(smallest))
 }
 
 // mebibytes writes a byte count in whole MiB, as status.capacity does ("3891Mi").

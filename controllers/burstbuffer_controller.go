@@ -126,6 +126,10 @@ type scope struct {
 	// (and publishes them) but starts none, then cuts validation short where a step is not
 	// done (reconcileValidationGate, measuring).
 	lastLook bool
+	// preparedFree is the space free on each node when the engine prepared it
+	// (engine.Result.FreeBytes): fresher than a device figure reused from another burst
+	// buffer's probe, which says what was free then.
+	preparedFree map[string]int64
 	// stage2 is what stage 2's steps found on this visit, for the steps after them.
 	stage2 stage2
 	// sweepSummary is the ended sweep's line for the Validated condition.
@@ -280,6 +284,7 @@ func (r *BurstBufferReconciler) pipeline() []step {
 		r.reconcileClaim,                        // claim.go: the workload's claim, unbound
 		r.reconcileEstimate,                     // limits.go: stage 1, from the documented hardware
 		r.reconcileEngine,                       // phases.go: the file system
+		r.reconcileFreeSpace,                    // admission.go: capacityPerNode against the space free
 		r.reconcileReuse,                        // reuse.go: a validation kept from the same configuration
 		r.reconcileValidationGate,               // validation.go: profile, time budget, node locks
 		r.measuring(r.reconcileDeviceProbes),    // deviceprobe.go: stage 2, devices

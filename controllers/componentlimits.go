@@ -46,7 +46,7 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(ctx context.Context, s 
 		return ctrl.Result{}, true, nil
 	}
 	r.publishComponents(s, run.figures, run.reused, run.pairs, run.sb)
-	if msg := capacityShortfall(bb, s.nodes, run.figures); msg != "" {
+	if msg := capacityShortfall(bb, s.nodes, run.figures, "device probe"); msg != "" {
 		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity, msg)
 		// The sweep's chained runs (quick profile) must not measure a spec the nodes refuse.
 		return ctrl.Result{}, false, r.stopMeasuringPods(ctx, bb)
@@ -131,13 +131,12 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 	bb.Status.Limits.Components = comp
 	if bb.Spec.Storage.CapacityPerNode == nil {
 		// No capacity asked for: the burst buffer may use what was free on each node.
-		var total int64
-		for _, node := range s.nodes {
-			total += figures[node].FreeBytes
+		free := map[string]int64{}
+		for node, f := range figures {
+			free[node] = f.FreeBytes
 		}
-		if total > 0 {
-			// Whole MiB ("7461Mi"), which reads at a glance in `kubectl get bb`.
-			bb.Status.Capacity = resource.NewQuantity(total&^(1<<20-1), resource.BinarySI)
+		if c := freeCapacity(s.nodes, free); c != nil {
+			bb.Status.Capacity = c
 		}
 	}
 	var busy []v1alpha1.Warning
@@ -172,6 +171,20 @@ func linkBusyWarnings(pairs []netPair) []v1alpha1.Warning {
 		})
 	}
 	return out
+}
+
+// freeCapacity is status.capacity when the spec asks for none: the space free on the nodes,
+// in whole MiB ("7461Mi", which reads at a glance in `kubectl get bb`); nil when no node's
+// is known.
+func freeCapacity(nodes []string, free map[string]int64) *resource.Quantity {
+	var total int64
+	for _, node := range nodes {
+		total += max(0, free[node])
+	}
+	if total <= 0 {
+		return nil
+	}
+	return resource.NewQuantity(total&^(1<<20-1), resource.BinarySI)
 }
 
 // nodeMeasured is what stage 2 measured of one node.

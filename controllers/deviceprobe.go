@@ -96,8 +96,13 @@ func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i i
 	round := deviceProbeRound(bb)
 	if f, ok := r.reusableFigures(ctx, s, node); ok && round == 1 {
 		// Figures this burst buffer measured itself on an earlier visit are its own, not
-		// reused.
+		// reused. Reused ones say what was free when they were taken; what the engine found
+		// free when it prepared this burst buffer's node is what is free for it.
 		run.figures[node], run.reused[node] = f, f.MeasuredBy != bb.Namespace+"/"+bb.Name
+		if free := s.preparedFree[node]; free > 0 && run.reused[node] {
+			f.FreeBytes = free
+			run.figures[node] = f
+		}
 		return nodetask.Succeeded, "", nil, nil
 	}
 	st, msg, pod, err := r.runMeasuring(ctx, s, nodetask.DeviceProbePod(bb, r.AgentImage, i, node, linkAddress, round))

@@ -147,6 +147,7 @@ func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (
 			return ctrl.Result{}, false, err
 		}
 	}
+	s.preparedFree = res.FreeBytes
 	for i := range bb.Status.Nodes {
 		bb.Status.Nodes[i].Prepared = res.Prepared[bb.Status.Nodes[i].Name]
 	}

@@ -64,9 +64,15 @@ func (r *BurstBufferReconciler) reconcileReuse(ctx context.Context, s *scope) (c
 			bb.Status.Nodes[i].Hardware = h.DeepCopy()
 		}
 	}
-	if rec.Capacity != nil {
-		c := rec.Capacity.DeepCopy()
-		bb.Status.Capacity = &c
+	if bb.Spec.Storage.CapacityPerNode == nil {
+		// The space free for this burst buffer, found when its nodes were prepared: the
+		// source's capacity says what was free then.
+		if c := freeCapacity(s.nodes, s.preparedFree); c != nil && len(s.preparedFree) == len(s.nodes) {
+			bb.Status.Capacity = c
+		} else if rec.Capacity != nil {
+			c := rec.Capacity.DeepCopy()
+			bb.Status.Capacity = &c
+		}
 	}
 	estimate(s) // stage 1 with what the probes discovered then
 	name, err := r.saveSweep(ctx, bb, csvRows(rec.SweepCSV))

@@ -2,16 +2,21 @@ package controllers_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/sweepcache"
 )
@@ -133,5 +138,48 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		Eventually(podExists(ctx, ns, "fourth-probe-dev-1"), timeout).Should(BeTrue(), "the new machine's device is probed")
 		Expect(condition(ctx, fourth, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
 		tearDown(ctx, fourth)
+	})
+
+	It("holds a reused validation's capacity to the space free now, as the prepare pods found it", func() {
+		// preparedWith plays the prepare pods of name, each reporting free bytes free.
+		preparedWith := func(name string, free int64) {
+			for i, n := range nodes {
+				b, _ := json.Marshal(bench.Report{Command: "dir-create", Phase: bench.PhaseSucceeded, Node: n, FreeBytes: free,
+					StartTime: time.Now().Add(-time.Second), EndTime: time.Now()})
+				finishPod(ctx, ns, fmt.Sprintf("%s-prep-%d", name, i), corev1.PodSucceeded, string(b))
+			}
+		}
+		first := quick("first")
+		Expect(k8s.Create(ctx, first)).To(Succeed())
+		preparedWith("first", 4<<30)
+		finishPod(ctx, ns, "first-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 300e6, 400e6))
+		finishPod(ctx, ns, "first-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 300e6, 400e6))
+		finishNetwork(ctx, ns, "first", nodes, 118e6)
+		finishPod(ctx, ns, "first-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
+		finishPod(ctx, ns, "first-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
+		Eventually(phase(ctx, first), timeout).Should(Equal(v1alpha1.PhaseReady))
+		Expect(get(ctx, first).Status.Capacity.String()).To(Equal("8Gi"))
+
+		By("the first burst buffer's job filled most of the disks: the next one reuses its figures, not its free space")
+		second := quick("second")
+		Expect(k8s.Create(ctx, second)).To(Succeed())
+		preparedWith("second", 1<<30)
+		Eventually(phase(ctx, second), timeout).Should(Equal(v1alpha1.PhaseReady))
+		Expect(condition(ctx, second, v1alpha1.ConditionValidated)()).To(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReused))
+		Expect(get(ctx, second).Status.Capacity.String()).To(Equal("2Gi"), "the space free for it, not the source's 8Gi")
+
+		By("a capacity that fitted then but not now is refused, not reused")
+		third := quick("third")
+		third.Spec.Storage.CapacityPerNode = ptr.To(resource.MustParse("2Gi"))
+		Expect(k8s.Create(ctx, third)).To(Succeed())
+		preparedWith("third", 1<<30)
+		Eventually(condition(ctx, third, v1alpha1.ConditionComponentsMeasured), timeout).Should(And(
+			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity),
+			HaveField("Message", And(ContainSubstring("has 1Gi free"), ContainSubstring("when its directory was made")))))
+		Expect(phase(ctx, third)()).To(Equal(v1alpha1.PhaseFailed))
+		Expect(podsOf(ctx, ns, "third")).To(ConsistOf("third-prep-0", "third-prep-1"), "refused before anything is measured")
+		for _, bb := range []*v1alpha1.BurstBuffer{first, second, third} {
+			tearDown(ctx, bb)
+		}
 	})
 })

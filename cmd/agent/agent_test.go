@@ -406,6 +406,15 @@ func TestDirCreateRemove(t *testing.T) {
 	if fi, err := os.Stat(dir); err != nil || fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o777 {
 		t.Fatalf("create: %v %v", fi, err)
 	}
+	// The space free for the burst buffer, as statfs(2) says of the directory.
+	rep, err := bench.DecodeReport(out.Bytes())
+	if err != nil {
+		t.Fatalf("create's report: %v: %s", err, out.String())
+	}
+	if want, err := freeBytes(dir); err != nil || rep.FreeBytes <= 0 || math.Abs(float64(rep.FreeBytes)-float64(want)) > 64<<20 {
+		t.Fatalf("create reported %d bytes free, statfs says %d (%v)", rep.FreeBytes, want, err)
+	}
+	out.Reset()
 	if err := os.WriteFile(filepath.Join(dir, "result"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}

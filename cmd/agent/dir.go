@@ -27,7 +27,7 @@ func newDir(g *globals, stdout io.Writer) *cobra.Command {
 		Short: "make DIR (and its parents) writable by the job's processes, whatever their uid",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return runReport(g, stdout, agentapi.CmdDir+"-"+agentapi.CmdDirCreate, func(context.Context, *bench.Report) error {
+			return runReport(g, stdout, agentapi.CmdDir+"-"+agentapi.CmdDirCreate, func(_ context.Context, r *bench.Report) error {
 				if err := checkDataDir(path); err != nil {
 					return err
 				}
@@ -36,7 +36,15 @@ func newDir(g *globals, stdout io.Writer) *cobra.Command {
 				}
 				// Sticky and world-writable like /tmp: the job's pods may run as any uid, and
 				// only pods that mount this node path can reach it.
-				return os.Chmod(path, os.ModeSticky|0o777)
+				if err := os.Chmod(path, os.ModeSticky|0o777); err != nil {
+					return err
+				}
+				// The space free for this burst buffer now: figures reused from another
+				// burst buffer's device probe say what was free then.
+				if free, err := freeBytes(path); err == nil {
+					r.FreeBytes = int64(free)
+				}
+				return nil
 			})
 		},
 	}

@@ -22,6 +22,10 @@ type Result struct {
 	Prepared map[string]bool
 	// Mount says how workload pods reach the file system, when Ready.
 	Mount *v1alpha1.MountStatus
+	// FreeBytes is the space free on spec.storage.path of each prepared node when the engine
+	// prepared it, where the engine reads it (the local engine's prepare pods); a node
+	// without an entry: unknown.
+	FreeBytes map[string]int64
 	// RequeueAfter asks for another visit after this long when no watched object will bring
 	// one (e.g. waiting for a user's Secret, which the operator does not cache). Zero: none.
 	RequeueAfter time.Duration

@@ -13,6 +13,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/agentapi"
+	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
@@ -50,7 +51,7 @@ func CleanPod(bb *v1alpha1.BurstBuffer, image string, index int, node string) *c
 // created several at a time: a visit to a burst buffer of many nodes waits for the API
 // server once per batch, not once per node.
 func (e *Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes []string) (engine.Result, error) {
-	res := engine.Result{Prepared: map[string]bool{}}
+	res := engine.Result{Prepared: map[string]bool{}, FreeBytes: map[string]int64{}}
 	states, msgs, err := engine.RunTasks(ctx, e.Client, len(nodes), func(i int) *corev1.Pod {
 		return PreparePod(bb, e.AgentImage, i, nodes[i])
 	})
@@ -62,6 +63,11 @@ func (e *Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes 
 		switch states[i] {
 		case nodetask.Succeeded:
 			res.Prepared[n] = true
+			// The space free after the directory was made (an agent that does not report it:
+			// unknown).
+			if rep, err := bench.DecodeReport([]byte(msgs[i])); err == nil && rep.FreeBytes > 0 {
+				res.FreeBytes[n] = rep.FreeBytes
+			}
 		case nodetask.Failed:
 			failed = append(failed, fmt.Sprintf("%s: %s", n, msgs[i]))
 		}

@@ -1,14 +1,20 @@
 package local
 
 import (
+	"context"
+	"encoding/json"
+	"maps"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/golden"
 )
 
@@ -52,5 +58,33 @@ func TestPodsRunWithoutPrivilege(t *testing.T) {
 		if *pod.Spec.Volumes[0].HostPath.Type != corev1.HostPathDirectory {
 			t.Errorf("%s: a missing storage path must fail, not be created", pod.Name)
 		}
+	}
+}
+
+// Provision reads the space each prepare pod found free after it made the directory; a
+// report without it (an older agent) leaves the node unknown.
+func TestProvisionReadsFreeSpace(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	bb := testBB()
+	done := func(i int, node, msg string) *corev1.Pod {
+		pod := PreparePod(bb, "img", i, node)
+		pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: pod.Spec.Containers[0].Name,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: msg}}}}}
+		return pod
+	}
+	report := func(node string, free int64) string {
+		b, _ := json.Marshal(bench.Report{Command: "dir-create", Phase: bench.PhaseSucceeded, Node: node, FreeBytes: free})
+		return string(b)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&corev1.Pod{}).
+		WithObjects(done(0, "n1", report("n1", 5<<30)), done(1, "n2", report("n2", 0))).Build()
+	e := &Engine{Client: c, AgentImage: "img"}
+	res, err := e.Provision(context.Background(), bb, []string{"n1", "n2"})
+	if err != nil || !res.Ready {
+		t.Fatalf("ready %v, err %v: both prepare pods succeeded", res.Ready, err)
+	}
+	if want := map[string]int64{"n1": 5 << 30}; !maps.Equal(res.FreeBytes, want) {
+		t.Errorf("free bytes %v, want %v", res.FreeBytes, want)
 	}
 }
