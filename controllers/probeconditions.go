@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -110,18 +111,34 @@ func (r *BurstBufferReconciler) recordConditions(ctx context.Context, pod *corev
 	return c, nil
 }
 
-// otherPodsOn names the beeburst pods that ran on node between from and to, except bb's own
-// and the long-running BeeGFS services (idle unless a workload uses them, which counts by
-// itself). The cache holds every pod with the burst-buffer label: task pods and workload pods.
-// Pods that went with a burst buffer deleted meanwhile show through the lock's stamp.
+// otherPodsOn names the beeburst pods that ran on node between from and to, except bb's own,
+// and another burst buffer's BeeGFS storage or metadata service there while that burst
+// buffer's pods on other nodes ran (servedElsewhere): idle otherwise, and its own pods on
+// this node count by themselves. The cache holds every pod with the burst-buffer label: task
+// pods and workload pods. Pods that went with a burst buffer deleted meanwhile show through
+// the lock's stamp.
 func (r *BurstBufferReconciler) otherPodsOn(ctx context.Context, bb *v1alpha1.BurstBuffer, node string, from, to time.Time) ([]string, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.MatchingFields{podNodeField: node}, client.MatchingLabelsSelector{Selector: podCacheSelector()}); err != nil {
 		return nil, err
 	}
 	var out []string
+	served := map[string]bool{} // the other burst buffers whose services were looked at
 	for _, p := range othersOn(pods.Items, bb, node) {
-		if p.Labels[nodetask.LabelManagedBy] == nodetask.ManagedBy && p.Spec.RestartPolicy == corev1.RestartPolicyAlways {
+		if isService(p) {
+			key := podBurstBuffer(p)
+			switch c := p.Labels[nodetask.LabelComponent]; {
+			case len(key) == 0 || served[key[0]] || c != nodetask.ComponentStorage && c != nodetask.ComponentMeta:
+			default:
+				served[key[0]] = true
+				who, err := r.servedElsewhere(ctx, key[0], node, from, to)
+				if err != nil {
+					return nil, err
+				}
+				if who != "" {
+					out = append(out, fmt.Sprintf("burst buffer %s's BeeGFS services, serving %s", key[0], who))
+				}
+			}
 			continue
 		}
 		if start, end, ran := ranBetween(p, r.Now()); ran && start.Before(to) && end.After(from) {
@@ -138,6 +155,34 @@ func (r *BurstBufferReconciler) otherPodsOn(ctx context.Context, bb *v1alpha1.Bu
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// isService says whether p is a long-running BeeGFS service (or client) pod of a burst buffer.
+func isService(p *corev1.Pod) bool {
+	return p.Labels[nodetask.LabelManagedBy] == nodetask.ManagedBy && p.Spec.RestartPolicy == corev1.RestartPolicyAlways
+}
+
+// servedElsewhere names a pod of burst buffer key (namespace/name) that ran on another node
+// than node between from and to - a job or a copy, whose data reaches that burst buffer's
+// services on node over the network and onto its device - "" when none did.
+func (r *BurstBufferReconciler) servedElsewhere(ctx context.Context, key, node string, from, to time.Time) (string, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.MatchingFields{podBurstBufferField: key}); err != nil {
+		return "", err
+	}
+	var names []string
+	for i := range pods.Items {
+		q := &pods.Items[i]
+		if q.Spec.NodeName == "" || q.Spec.NodeName == node || isService(q) ||
+			q.Labels[nodetask.LabelManagedBy] == nodetask.ManagedBy && slices.Contains(engineComponents, q.Labels[nodetask.LabelComponent]) {
+			continue // setting the file system up moves no data through it
+		}
+		if start, end, ran := ranBetween(q, r.Now()); ran && start.Before(to) && end.After(from) {
+			names = append(names, fmt.Sprintf("%s/%s on node %s", q.Namespace, q.Name, q.Spec.NodeName))
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(limit(names, 2), ", "), nil
 }
 
 func mustJSON(v any) []byte {

@@ -1,0 +1,77 @@
+package controllers
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodetask"
+)
+
+// Another burst buffer's BeeGFS storage service on a node moves data there while that burst
+// buffer's job runs on another node: no pod on the node shows it, and a beegfs sweep's mount
+// has no device whose counters would. The fake client holds the pods with the manager's
+// indexes: what is played here is which pods ran where and when, not the API server.
+func TestOtherPodsOnNamesAServiceServingElsewhere(t *testing.T) {
+	now := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+	ran := func(p *corev1.Pod, from time.Time, until *time.Time) *corev1.Pod {
+		cs := corev1.ContainerStatus{Name: "main"}
+		if until == nil {
+			cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(from)}
+		} else {
+			cs.State.Terminated = &corev1.ContainerStateTerminated{StartedAt: metav1.NewTime(from), FinishedAt: metav1.NewTime(*until)}
+		}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
+		return p
+	}
+	other := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "other"}, Status: v1alpha1.BurstBufferStatus{TaskNamespace: "ops"}}
+	service := func(component, node string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "other-" + component + "-" + node,
+			Labels: nodetask.Labels(other, component)}, Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyAlways}}
+		p.Labels[nodetask.LabelBurstBufferNamespace] = "lab"
+		return ran(p, now.Add(-time.Hour), nil)
+	}
+	job := func(name, node string, from time.Time, until *time.Time) *corev1.Pod {
+		return ran(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: name, Labels: map[string]string{v1alpha1.LabelBurstBuffer: "other"}},
+			Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever}}, from, until)
+	}
+	prep := ran(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "other-modcheck-1", Labels: nodetask.Labels(other, nodetask.ComponentModuleCheck)},
+		Spec: corev1.PodSpec{NodeName: "n3", RestartPolicy: corev1.RestartPolicyNever}}, now.Add(-time.Minute), nil)
+	prep.Labels[nodetask.LabelBurstBufferNamespace] = "lab"
+	ended := now.Add(-5 * time.Minute)
+	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "hpc", Name: "mine"}}
+
+	for _, c := range []struct {
+		name string
+		pods []*corev1.Pod
+		want []string
+	}{
+		{"its job on another node", []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), service(nodetask.ComponentMeta, "n2"), job("job", "n3", now.Add(-time.Minute), nil)},
+			[]string{"burst buffer lab/other's BeeGFS services, serving lab/job on node n3"}},
+		{"its job ended before", []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), job("job", "n3", now.Add(-time.Hour), &ended)}, nil},
+		{"only its client here", []*corev1.Pod{service(nodetask.ComponentClient, "n2"), job("job", "n3", now.Add(-time.Minute), nil)}, nil},
+		{"setting its file system up elsewhere", []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), prep}, nil},
+		{"its job on this node counts by itself", []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), job("job", "n2", now.Add(-time.Minute), nil)},
+			[]string{"lab/job"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := fakeClientWith().WithIndex(&corev1.Pod{}, podNodeField, podNode).WithIndex(&corev1.Pod{}, podBurstBufferField, podBurstBuffer)
+			for _, p := range c.pods {
+				b = b.WithObjects(p.DeepCopy())
+			}
+			r := &BurstBufferReconciler{Client: b.Build(), CacheNamespace: "ops", Now: func() time.Time { return now }}
+			got, err := r.otherPodsOn(context.Background(), bb, "n2", now.Add(-10*time.Second), now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
