@@ -95,11 +95,22 @@ func (r *BurstBufferReconciler) reconcileAdmission(ctx context.Context, s *scope
 // reconcileFreeSpace refuses a spec.storage.capacityPerNode that does not fit the space the
 // engine found free when it prepared the nodes (engine.Result.FreeBytes), as soon as they
 // are prepared: nothing is measured for a burst buffer that cannot hold what it was asked
-// to, and a validation reused from another burst buffer, whose nodes had more space then,
-// does not make it Ready. An engine that does not say leaves it to stage 2.
+// to, a validation reused from another burst buffer, whose nodes had more space then, does
+// not make it Ready, and neither does validation.profile none. An engine that does not say
+// leaves it to stage 2. Only before validation starts and before the burst buffer was first
+// Ready: a prepare pod made again later (deleted by hand) finds the space its own probes or
+// its job use, and must not fail a burst buffer in use. Without a capacity asked for and
+// without validation (profile none: no device probe publishes it), status.capacity is the
+// space found free.
 func (r *BurstBufferReconciler) reconcileFreeSpace(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	bb := s.bb
-	if bb.Spec.Storage.CapacityPerNode == nil || len(s.preparedFree) == 0 || componentsMeasured(bb) || validationEnded(bb) {
+	if len(s.preparedFree) == 0 || bb.Status.ValidationStartTime != nil || bb.Status.ReadyTime != nil {
+		return ctrl.Result{}, true, nil
+	}
+	if bb.Spec.Storage.CapacityPerNode == nil {
+		if bb.Spec.Validation.Profile == v1alpha1.ProfileNone && len(s.preparedFree) == len(s.nodes) {
+			bb.Status.Capacity = freeCapacity(s.nodes, s.preparedFree)
+		}
 		return ctrl.Result{}, true, nil
 	}
 	free := map[string]nodecache.Figures{}
@@ -111,7 +122,11 @@ func (r *BurstBufferReconciler) reconcileFreeSpace(ctx context.Context, s *scope
 		return ctrl.Result{}, true, nil
 	}
 	conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity, msg)
-	return ctrl.Result{}, false, r.stopMeasuringPods(ctx, bb)
+	if err := r.stopMeasuringPods(ctx, bb); err != nil {
+		return ctrl.Result{}, false, err
+	}
+	// A place it took in a node's lock queue goes to the next burst buffer.
+	return ctrl.Result{}, false, r.releaseIfIdle(ctx, s, true)
 }
 
 // capacityShortfall compares spec.storage.capacityPerNode with the space found free on each

@@ -107,7 +107,7 @@ func (r *BurstBufferReconciler) benchmarkConditions(ctx context.Context, s *scop
 	}
 	parts := make([]*nodecache.Conditions, len(pods))
 	for i, node := range s.nodes {
-		others, err := r.otherPodsOn(ctx, s.bb, node, from, to)
+		others, err := r.otherPodsOn(ctx, s.bb, node, from, to, true)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,12 +74,12 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 		case nodetask.Failed:
 			failures = append(failures, fmt.Sprintf("network probe from node %s to node %s: %s", cliNode, srvNode, reportMessage(msg)))
 		case nodetask.Succeeded:
-			bps, err := transferRate(msg)
+			bps, start, end, err := transferRate(msg)
 			if err != nil {
 				failures = append(failures, fmt.Sprintf("network probe from node %s to node %s: %v", cliNode, srvNode, err))
 				continue
 			}
-			d, err := r.linkDisturbance(ctx, s, clPod, cliNode, srvNode)
+			d, err := r.linkDisturbance(ctx, s, clPod, cliNode, srvNode, start, end)
 			if err != nil {
 				return nil, false, nil, err
 			}
@@ -89,22 +90,25 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 }
 
 // linkDisturbance names what ran beside a link probe on either of its ends while its client
-// measured: other burst buffers' pods on the two nodes, or a probe without the nodes'
-// measuring locks. A disturbed probe's conditions are recorded on its client pod, as a sweep
-// run's are: a later visit (a second round of the devices publishes stage 2 again) must not
-// decide again when the pods that shared the nodes are gone. An undisturbed one's are not: a
-// later decision can only find fewer pods, and one write per pair saved is one per node of
-// every burst buffer.
-func (r *BurstBufferReconciler) linkDisturbance(ctx context.Context, s *scope, pod *corev1.Pod, cliNode, srvNode string) ([]string, error) {
+// measured (from start to end, its report's window; the pod's, when the report has none; the
+// quick profile's pods wait in their chain before they measure): other burst buffers' pods on
+// the two nodes, or a probe without the nodes' measuring locks. Decided once and recorded on
+// the client pod, as a sweep run's conditions are: later visits (a second round of the
+// devices publishes stage 2 again, an operator restarted) must not decide again when the
+// pods that shared the nodes are gone, or when pods that ended later are in view.
+func (r *BurstBufferReconciler) linkDisturbance(ctx context.Context, s *scope, pod *corev1.Pod, cliNode, srvNode string, start, end time.Time) ([]string, error) {
 	if pod == nil {
 		return nil, nil
 	}
 	c := recordedConditions(pod)
 	if c == nil {
-		start, end, _ := ranBetween(pod, r.Now())
+		if start.IsZero() || end.IsZero() {
+			start, end, _ = ranBetween(pod, r.Now())
+		}
 		var others []string
 		for _, node := range []string{cliNode, srvNode} {
-			o, err := r.otherPodsOn(ctx, s.bb, node, start.Add(-r.setupMargin()), end.Add(r.setupMargin()))
+			// No device counters: another burst buffer's services serving its job count.
+			o, err := r.otherPodsOn(ctx, s.bb, node, start.Add(-r.setupMargin()), end.Add(r.setupMargin()), true)
 			if err != nil {
 				return nil, err
 			}
@@ -112,11 +116,9 @@ func (r *BurstBufferReconciler) linkDisturbance(ctx context.Context, s *scope, p
 				others = append(others, fmt.Sprintf("node %s: %s", node, p))
 			}
 		}
-		c = podConditions(pod, cliNode, start, others)
-		if !c.Alone() {
-			if _, err := r.recordConditions(ctx, pod, c); err != nil {
-				return nil, err
-			}
+		var err error
+		if c, err = r.recordConditions(ctx, pod, podConditions(pod, cliNode, start, others)); err != nil {
+			return nil, err
 		}
 	}
 	out := slices.Clone(c.OtherPods)
@@ -172,17 +174,19 @@ func nodeAddress(n *corev1.Node) string {
 	return ""
 }
 
-func transferRate(msg string) (float64, error) {
+// transferRate is a network probe client's figure, with when it measured (its report's
+// window).
+func transferRate(msg string) (float64, time.Time, time.Time, error) {
 	rep, err := readReport(msg)
 	if err != nil {
-		return 0, fmt.Errorf("unreadable probe report: %v", err)
+		return 0, time.Time{}, time.Time{}, fmt.Errorf("unreadable probe report: %v", err)
 	}
 	for _, res := range rep.Results {
 		if res.Operation == bench.OpTransfer && res.BytesPerSecond > 0 {
-			return res.BytesPerSecond, nil
+			return res.BytesPerSecond, rep.StartTime, rep.EndTime, nil
 		}
 	}
-	return 0, fmt.Errorf("probe report has no transfer figure")
+	return 0, time.Time{}, time.Time{}, fmt.Errorf("probe report has no transfer figure")
 }
 
 // nodeNetwork is each node's figure: the best pair it is in.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/beeburst/beeburst/internal/measurelock"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/staging"
 )
 
 // Annotations of measuring pods.
@@ -68,7 +68,7 @@ func (r *BurstBufferReconciler) runConditions(ctx context.Context, s *scope, pod
 	if end.IsZero() {
 		end = measured
 	}
-	others, err := r.otherPodsOn(ctx, s.bb, node, start, end)
+	others, err := r.otherPodsOn(ctx, s.bb, node, start, end, false) // a device probe counts its device's bytes
 	if err != nil {
 		return nil, err
 	}
@@ -111,13 +111,16 @@ func (r *BurstBufferReconciler) recordConditions(ctx context.Context, pod *corev
 	return c, nil
 }
 
-// otherPodsOn names the beeburst pods that ran on node between from and to, except bb's own,
-// and another burst buffer's BeeGFS storage or metadata service there while that burst
-// buffer's pods on other nodes ran (servedElsewhere): idle otherwise, and its own pods on
-// this node count by themselves. The cache holds every pod with the burst-buffer label: task
-// pods and workload pods. Pods that went with a burst buffer deleted meanwhile show through
-// the lock's stamp.
-func (r *BurstBufferReconciler) otherPodsOn(ctx context.Context, bb *v1alpha1.BurstBuffer, node string, from, to time.Time) ([]string, error) {
+// otherPodsOn names the beeburst pods that ran on node between from and to, except bb's own.
+// With services, also another burst buffer's BeeGFS storage or metadata service there while
+// that burst buffer's job or copies ran on its other nodes (servedElsewhere): a measurement
+// with no device counters of its own (a link, a BeeGFS sweep or metadata run) cannot see
+// their data reach the node otherwise. One with counters (a device probe, a local sweep run)
+// sees it there, by bytes, and an idle job does not make it busy. Its own pods on this node
+// count by themselves. The cache holds every pod with the burst-buffer label: task pods and
+// workload pods. Pods that went with a burst buffer deleted meanwhile show through the lock's
+// stamp.
+func (r *BurstBufferReconciler) otherPodsOn(ctx context.Context, bb *v1alpha1.BurstBuffer, node string, from, to time.Time, services bool) ([]string, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.MatchingFields{podNodeField: node}, client.MatchingLabelsSelector{Selector: podCacheSelector()}); err != nil {
 		return nil, err
@@ -128,7 +131,7 @@ func (r *BurstBufferReconciler) otherPodsOn(ctx context.Context, bb *v1alpha1.Bu
 		if isService(p) {
 			key := podBurstBuffer(p)
 			switch c := p.Labels[nodetask.LabelComponent]; {
-			case len(key) == 0 || served[key[0]] || c != nodetask.ComponentStorage && c != nodetask.ComponentMeta:
+			case !services || len(key) == 0 || served[key[0]] || c != nodetask.ComponentStorage && c != nodetask.ComponentMeta:
 			default:
 				served[key[0]] = true
 				who, err := r.servedElsewhere(ctx, key[0], node, from, to)
@@ -163,8 +166,10 @@ func isService(p *corev1.Pod) bool {
 }
 
 // servedElsewhere names a pod of burst buffer key (namespace/name) that ran on another node
-// than node between from and to - a job or a copy, whose data reaches that burst buffer's
-// services on node over the network and onto its device - "" when none did.
+// than node between from and to - a job (a pod the operator does not manage) or a stage-in or
+// stage-out copy, whose data reaches that burst buffer's services on node over the network
+// and onto its device - "" when none did. Its own task pods (setup, measurements, clean-up)
+// run only while it holds its nodes' measuring locks or before it is Ready.
 func (r *BurstBufferReconciler) servedElsewhere(ctx context.Context, key, node string, from, to time.Time) (string, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.MatchingFields{podBurstBufferField: key}); err != nil {
@@ -173,9 +178,8 @@ func (r *BurstBufferReconciler) servedElsewhere(ctx context.Context, key, node s
 	var names []string
 	for i := range pods.Items {
 		q := &pods.Items[i]
-		if q.Spec.NodeName == "" || q.Spec.NodeName == node || isService(q) ||
-			q.Labels[nodetask.LabelManagedBy] == nodetask.ManagedBy && slices.Contains(engineComponents, q.Labels[nodetask.LabelComponent]) {
-			continue // setting the file system up moves no data through it
+		if q.Spec.NodeName == "" || q.Spec.NodeName == node || !jobOrCopy(q) {
+			continue
 		}
 		if start, end, ran := ranBetween(q, r.Now()); ran && start.Before(to) && end.After(from) {
 			names = append(names, fmt.Sprintf("%s/%s on node %s", q.Namespace, q.Name, q.Spec.NodeName))
@@ -183,6 +187,16 @@ func (r *BurstBufferReconciler) servedElsewhere(ctx context.Context, key, node s
 	}
 	sort.Strings(names)
 	return strings.Join(limit(names, 2), ", "), nil
+}
+
+// jobOrCopy says whether p moves a burst buffer's data for its user: a workload pod (one the
+// operator does not manage) or a stage-in or stage-out copy.
+func jobOrCopy(p *corev1.Pod) bool {
+	if p.Labels[nodetask.LabelManagedBy] != nodetask.ManagedBy {
+		return true
+	}
+	c := p.Labels[nodetask.LabelComponent]
+	return c == string(staging.In) || c == string(staging.Out)
 }
 
 func mustJSON(v any) []byte {

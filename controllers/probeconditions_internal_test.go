@@ -40,23 +40,34 @@ func TestOtherPodsOnNamesAServiceServingElsewhere(t *testing.T) {
 		return ran(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: name, Labels: map[string]string{v1alpha1.LabelBurstBuffer: "other"}},
 			Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever}}, from, until)
 	}
-	prep := ran(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "other-modcheck-1", Labels: nodetask.Labels(other, nodetask.ComponentModuleCheck)},
-		Spec: corev1.PodSpec{NodeName: "n3", RestartPolicy: corev1.RestartPolicyNever}}, now.Add(-time.Minute), nil)
-	prep.Labels[nodetask.LabelBurstBufferNamespace] = "lab"
+	task := func(component, node string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "other-" + component + "-1", Labels: nodetask.Labels(other, component)},
+			Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever}}
+		p.Labels[nodetask.LabelBurstBufferNamespace] = "lab"
+		return ran(p, now.Add(-time.Minute), nil)
+	}
 	ended := now.Add(-5 * time.Minute)
-	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "hpc", Name: "mine"}}
+	mine := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "hpc", Name: "mine"}}
+	working := []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), service(nodetask.ComponentMeta, "n2"), job("job", "n3", now.Add(-time.Minute), nil)}
 
 	for _, c := range []struct {
 		name string
+		bb   *v1alpha1.BurstBuffer
 		pods []*corev1.Pod
-		want []string
+		// services: the measurement has no device counters of its own.
+		services bool
+		want     []string
 	}{
-		{"its job on another node", []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), service(nodetask.ComponentMeta, "n2"), job("job", "n3", now.Add(-time.Minute), nil)},
-			[]string{"burst buffer lab/other's BeeGFS services, serving lab/job on node n3"}},
-		{"its job ended before", []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), job("job", "n3", now.Add(-time.Hour), &ended)}, nil},
-		{"only its client here", []*corev1.Pod{service(nodetask.ComponentClient, "n2"), job("job", "n3", now.Add(-time.Minute), nil)}, nil},
-		{"setting its file system up elsewhere", []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), prep}, nil},
-		{"its job on this node counts by itself", []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), job("job", "n2", now.Add(-time.Minute), nil)},
+		{"its job on another node", mine, working, true, []string{"burst buffer lab/other's BeeGFS services, serving lab/job on node n3"}},
+		{"its stage-out on another node", mine, []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), task("stageout", "n3")}, true,
+			[]string{"burst buffer lab/other's BeeGFS services, serving ops/other-stageout-1 on node n3"}},
+		{"a measurement that counts its device's bytes", mine, working, false, nil},
+		{"its own services and job", other, working, true, nil},
+		{"its job ended before", mine, []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), job("job", "n3", now.Add(-time.Hour), &ended)}, true, nil},
+		{"only its client here", mine, []*corev1.Pod{service(nodetask.ComponentClient, "n2"), job("job", "n3", now.Add(-time.Minute), nil)}, true, nil},
+		{"setting its file system up or measuring elsewhere", mine, []*corev1.Pod{service(nodetask.ComponentStorage, "n2"),
+			task(nodetask.ComponentModuleCheck, "n3"), task(nodetask.ComponentSweep, "n4")}, true, nil},
+		{"its job on this node counts by itself", mine, []*corev1.Pod{service(nodetask.ComponentStorage, "n2"), job("job", "n2", now.Add(-time.Minute), nil)}, false,
 			[]string{"lab/job"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,7 +76,7 @@ func TestOtherPodsOnNamesAServiceServingElsewhere(t *testing.T) {
 				b = b.WithObjects(p.DeepCopy())
 			}
 			r := &BurstBufferReconciler{Client: b.Build(), CacheNamespace: "ops", Now: func() time.Time { return now }}
-			got, err := r.otherPodsOn(context.Background(), bb, "n2", now.Add(-10*time.Second), now)
+			got, err := r.otherPodsOn(context.Background(), c.bb, "n2", now.Add(-10*time.Second), now, c.services)
 			if err != nil {
 				t.Fatal(err)
 			}

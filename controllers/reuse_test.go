@@ -37,6 +37,14 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		finishPod(ctx, ns, name+"-prep-0", corev1.PodSucceeded, "")
 		finishPod(ctx, ns, name+"-prep-1", corev1.PodSucceeded, "")
 	}
+	// preparedWith plays the prepare pods of name, each reporting free bytes free.
+	preparedWith := func(name string, free int64) {
+		for i, n := range nodes {
+			b, _ := json.Marshal(bench.Report{Command: "dir-create", Phase: bench.PhaseSucceeded, Node: n, FreeBytes: free,
+				StartTime: time.Now().Add(-time.Second), EndTime: time.Now()})
+			finishPod(ctx, ns, fmt.Sprintf("%s-prep-%d", name, i), corev1.PodSucceeded, string(b))
+		}
+	}
 	BeforeEach(func() {
 		ctx = context.Background()
 		ns = newNamespace(ctx)
@@ -141,14 +149,6 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 	})
 
 	It("holds a reused validation's capacity to the space free now, as the prepare pods found it", func() {
-		// preparedWith plays the prepare pods of name, each reporting free bytes free.
-		preparedWith := func(name string, free int64) {
-			for i, n := range nodes {
-				b, _ := json.Marshal(bench.Report{Command: "dir-create", Phase: bench.PhaseSucceeded, Node: n, FreeBytes: free,
-					StartTime: time.Now().Add(-time.Second), EndTime: time.Now()})
-				finishPod(ctx, ns, fmt.Sprintf("%s-prep-%d", name, i), corev1.PodSucceeded, string(b))
-			}
-		}
 		first := quick("first")
 		Expect(k8s.Create(ctx, first)).To(Succeed())
 		preparedWith("first", 4<<30)
@@ -179,6 +179,55 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		Expect(phase(ctx, third)()).To(Equal(v1alpha1.PhaseFailed))
 		Expect(podsOf(ctx, ns, "third")).To(ConsistOf("third-prep-0", "third-prep-1"), "refused before anything is measured")
 		for _, bb := range []*v1alpha1.BurstBuffer{first, second, third} {
+			tearDown(ctx, bb)
+		}
+	})
+
+	It("holds reused device figures to the space free now, and a burst buffer without validation too", func() {
+		// Links documented: a device figure is reused without a probe reading the link.
+		for _, n := range nodes {
+			var node corev1.Node
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: n}, &node)).To(Succeed())
+			node.Labels[v1alpha1.LabelLinkRateBitsPerSecond] = "1G"
+			Expect(k8s.Update(ctx, &node)).To(Succeed())
+		}
+		first := quick("first")
+		Expect(k8s.Create(ctx, first)).To(Succeed())
+		preparedWith("first", 4<<30)
+		finishPod(ctx, ns, "first-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 300e6, 400e6))
+		finishPod(ctx, ns, "first-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 300e6, 400e6))
+		finishNetwork(ctx, ns, "first", nodes, 118e6)
+		finishPod(ctx, ns, "first-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
+		finishPod(ctx, ns, "first-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
+		Eventually(phase(ctx, first), timeout).Should(Equal(v1alpha1.PhaseReady))
+
+		By("the devices' figures reused, the sweep measured: the capacity is the space free for it")
+		off := false
+		second := quick("second")
+		second.Spec.Validation.ReuseSweep = &off
+		Expect(k8s.Create(ctx, second)).To(Succeed())
+		preparedWith("second", 1<<30)
+		Eventually(condition(ctx, second, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbing))
+		finishNetwork(ctx, ns, "second", nodes, 118e6)
+		Eventually(condition(ctx, second, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReused))
+		Expect(podExists(ctx, ns, "second-probe-dev-0")()).To(BeFalse(), "the device figures are reused")
+		Expect(get(ctx, second).Status.Capacity.String()).To(Equal("2Gi"), "the space free for it, not the 8Gi the first one's probes saw")
+
+		By("validation.profile none: nothing probes, the prepare pods hold the capacity asked for and show the space free")
+		none := localBB(ns, "none", 2)
+		none.Spec.Validation.Profile = v1alpha1.ProfileNone
+		none.Spec.Storage.CapacityPerNode = ptr.To(resource.MustParse("2Gi"))
+		Expect(k8s.Create(ctx, none)).To(Succeed())
+		preparedWith("none", 1<<30)
+		Eventually(condition(ctx, none, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity))
+		Eventually(phase(ctx, none), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		shown := localBB(ns, "shown", 2)
+		shown.Spec.Validation.Profile = v1alpha1.ProfileNone
+		Expect(k8s.Create(ctx, shown)).To(Succeed())
+		preparedWith("shown", 1<<30)
+		Eventually(phase(ctx, shown), timeout).Should(Equal(v1alpha1.PhaseReady))
+		Expect(get(ctx, shown).Status.Capacity.String()).To(Equal("2Gi"))
+		for _, bb := range []*v1alpha1.BurstBuffer{first, second, none, shown} {
 			tearDown(ctx, bb)
 		}
 	})
