@@ -45,6 +45,20 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 			finishPod(ctx, ns, fmt.Sprintf("%s-prep-%d", name, i), corev1.PodSucceeded, string(b))
 		}
 	}
+	// measured creates a quick burst buffer and plays its whole validation, its prepare pods
+	// reporting free bytes free on each node (0: none).
+	measured := func(name string, free int64) *v1alpha1.BurstBuffer {
+		bb := quick(name)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		preparedWith(name, free)
+		finishPod(ctx, ns, name+"-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 300e6, 400e6))
+		finishPod(ctx, ns, name+"-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 300e6, 400e6))
+		finishNetwork(ctx, ns, name, nodes, 118e6)
+		finishPod(ctx, ns, name+"-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
+		finishPod(ctx, ns, name+"-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+		return bb
+	}
 	BeforeEach(func() {
 		ctx = context.Background()
 		ns = newNamespace(ctx)
@@ -70,15 +84,7 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		other := record("other", time.Hour)
 		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, other))).To(Succeed()) })
 
-		first := quick("first")
-		Expect(k8s.Create(ctx, first)).To(Succeed())
-		prepared("first")
-		finishPod(ctx, ns, "first-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 300e6, 400e6))
-		finishPod(ctx, ns, "first-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 300e6, 400e6))
-		finishNetwork(ctx, ns, "first", nodes, 118e6)
-		finishPod(ctx, ns, "first-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
-		finishPod(ctx, ns, "first-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
-		Eventually(phase(ctx, first), timeout).Should(Equal(v1alpha1.PhaseReady))
+		first := measured("first", 0)
 		measured := get(ctx, first)
 		ids := make([]string, len(nodes)) // a record is of the Node objects measured
 		for i, n := range nodes {
@@ -149,15 +155,7 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 	})
 
 	It("holds a reused validation's capacity to the space free now, as the prepare pods found it", func() {
-		first := quick("first")
-		Expect(k8s.Create(ctx, first)).To(Succeed())
-		preparedWith("first", 4<<30)
-		finishPod(ctx, ns, "first-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 300e6, 400e6))
-		finishPod(ctx, ns, "first-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 300e6, 400e6))
-		finishNetwork(ctx, ns, "first", nodes, 118e6)
-		finishPod(ctx, ns, "first-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
-		finishPod(ctx, ns, "first-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
-		Eventually(phase(ctx, first), timeout).Should(Equal(v1alpha1.PhaseReady))
+		first := measured("first", 4<<30)
 		Expect(get(ctx, first).Status.Capacity.String()).To(Equal("8Gi"))
 
 		By("the first burst buffer's job filled most of the disks: the next one reuses its figures, not its free space")
@@ -191,15 +189,7 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 			node.Labels[v1alpha1.LabelLinkRateBitsPerSecond] = "1G"
 			Expect(k8s.Update(ctx, &node)).To(Succeed())
 		}
-		first := quick("first")
-		Expect(k8s.Create(ctx, first)).To(Succeed())
-		preparedWith("first", 4<<30)
-		finishPod(ctx, ns, "first-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 300e6, 400e6))
-		finishPod(ctx, ns, "first-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 300e6, 400e6))
-		finishNetwork(ctx, ns, "first", nodes, 118e6)
-		finishPod(ctx, ns, "first-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
-		finishPod(ctx, ns, "first-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
-		Eventually(phase(ctx, first), timeout).Should(Equal(v1alpha1.PhaseReady))
+		first := measured("first", 4<<30)
 
 		By("the devices' figures reused, the sweep measured: the capacity is the space free for it")
 		off := false
