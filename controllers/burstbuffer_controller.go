@@ -214,6 +214,7 @@ func (r *BurstBufferReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	before := bb.DeepCopy()
 	defer func() {
 		r.summarise(s)
+		bb.Status.Warnings = boundWarnings(bb.Status.Warnings)
 		bb.Status.ObservedGeneration = bb.Generation
 		// Most visits change nothing (a pod moved on, a lock is still held): an empty patch
 		// would still be a round trip to the API server, so none is sent.

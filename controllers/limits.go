@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -117,4 +119,52 @@ func replaceWarnings(old []v1alpha1.Warning, reasons map[string]bool, fresh []v1
 		}
 	}
 	return append(out, fresh...)
+}
+
+// maxWarnings is status.warnings' MaxItems (api/v1alpha1): a status with more is refused by
+// the API server, and a burst buffer whose status cannot be written is stuck.
+const maxWarnings = 64
+
+// boundWarnings keeps status.warnings within maxWarnings: past it, the warnings of one kind
+// (reason, component and operation) become one that names their nodes and quotes the first,
+// kinds in the order they first appear. A burst buffer of many nodes on busy or slow hardware
+// has a warning per node and per link; a kind read whole stays readable, a status refused for
+// its length says nothing at all.
+func boundWarnings(ws []v1alpha1.Warning) []v1alpha1.Warning {
+	if len(ws) <= maxWarnings {
+		return ws
+	}
+	type kind struct{ reason, component, operation string }
+	var order []kind
+	groups := map[kind][]v1alpha1.Warning{}
+	for _, w := range ws {
+		k := kind{w.Reason, w.Component, w.Operation}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], w)
+	}
+	out := make([]v1alpha1.Warning, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		if len(g) == 1 {
+			out = append(out, g[0])
+			continue
+		}
+		var nodes []string
+		for _, w := range g {
+			for _, n := range strings.Split(w.Node, ",") {
+				if n != "" && !slices.Contains(nodes, n) {
+					nodes = append(nodes, n)
+				}
+			}
+		}
+		out = append(out, v1alpha1.Warning{Reason: k.reason, Component: k.component, Operation: k.operation,
+			Node:    strings.Join(limit(nodes, 16), ","),
+			Message: fmt.Sprintf("%d warnings of this kind on %d node(s), too many to list one by one; the first: %s", len(g), len(nodes), g[0].Message)})
+	}
+	if len(out) > maxWarnings {
+		out = out[:maxWarnings]
+	}
+	return out
 }

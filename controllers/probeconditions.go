@@ -129,10 +129,8 @@ func (r *BurstBufferReconciler) otherPodsOn(ctx context.Context, bb *v1alpha1.Bu
 	served := map[string]bool{} // the other burst buffers whose services were looked at
 	for _, p := range othersOn(pods.Items, bb, node) {
 		if isService(p) {
-			key := podBurstBuffer(p)
-			switch c := p.Labels[nodetask.LabelComponent]; {
-			case !services || len(key) == 0 || served[key[0]] || c != nodetask.ComponentStorage && c != nodetask.ComponentMeta:
-			default:
+			c, key := p.Labels[nodetask.LabelComponent], podBurstBuffer(p)
+			if services && len(key) > 0 && !served[key[0]] && (c == nodetask.ComponentStorage || c == nodetask.ComponentMeta) {
 				served[key[0]] = true
 				who, err := r.servedElsewhere(ctx, key[0], node, from, to)
 				if err != nil {
