@@ -16,7 +16,6 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/conditions"
-	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/speccheck"
 )
 
@@ -108,16 +107,12 @@ func (r *BurstBufferReconciler) reconcileFreeSpace(ctx context.Context, s *scope
 		return ctrl.Result{}, true, nil
 	}
 	if bb.Spec.Storage.CapacityPerNode == nil {
-		if bb.Spec.Validation.Profile == v1alpha1.ProfileNone && len(s.preparedFree) == len(s.nodes) {
-			bb.Status.Capacity = freeCapacity(s.nodes, s.preparedFree)
+		if c := preparedCapacity(s); c != nil && bb.Spec.Validation.Profile == v1alpha1.ProfileNone {
+			bb.Status.Capacity = c
 		}
 		return ctrl.Result{}, true, nil
 	}
-	free := map[string]nodecache.Figures{}
-	for node, b := range s.preparedFree {
-		free[node] = nodecache.Figures{FreeBytes: b}
-	}
-	msg := capacityShortfall(bb, s.nodes, free, "when its directory was made")
+	msg := capacityShortfall(bb, s.nodes, s.preparedFree, "when its directory was made")
 	if msg == "" {
 		return ctrl.Result{}, true, nil
 	}
@@ -130,10 +125,10 @@ func (r *BurstBufferReconciler) reconcileFreeSpace(ctx context.Context, s *scope
 }
 
 // capacityShortfall compares spec.storage.capacityPerNode with the space found free on each
-// node (figures' FreeBytes, found as source says) and returns, when some node has less, a
+// node (free, by node, found as source says) and returns, when some node has less, a
 // message naming every such node; "" when the capacity fits, was not asked for, or nothing
 // saw the node's free space.
-func capacityShortfall(bb *v1alpha1.BurstBuffer, nodes []string, figures map[string]nodecache.Figures, source string) string {
+func capacityShortfall(bb *v1alpha1.BurstBuffer, nodes []string, free map[string]int64, source string) string {
 	want := bb.Spec.Storage.CapacityPerNode
 	if want == nil {
 		return ""
@@ -141,15 +136,15 @@ func capacityShortfall(bb *v1alpha1.BurstBuffer, nodes []string, figures map[str
 	var short []string
 	smallest := int64(-1)
 	for _, n := range nodes {
-		free := figures[n].FreeBytes
-		if free <= 0 {
+		f := free[n]
+		if f <= 0 {
 			continue
 		}
-		if smallest < 0 || free < smallest {
-			smallest = free
+		if smallest < 0 || f < smallest {
+			smallest = f
 		}
-		if free < want.Value() {
-			short = append(short, fmt.Sprintf("node %s has %s free", n, mebibytes(free)))
+		if f < want.Value() {
+			short = append(short, fmt.Sprintf("node %s has %s free", n, mebibytes(f)))
 		}
 	}
 	if len(short) == 0 {

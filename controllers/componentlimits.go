@@ -46,7 +46,7 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(ctx context.Context, s 
 		return ctrl.Result{}, true, nil
 	}
 	r.publishComponents(s, run.figures, run.reused, run.pairs, run.sb)
-	if msg := capacityShortfall(bb, s.nodes, run.figures, "device probe"); msg != "" {
+	if msg := capacityShortfall(bb, s.nodes, freeOf(run.figures), "device probe"); msg != "" {
 		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity, msg)
 		// The sweep's chained runs (quick profile) must not measure a spec the nodes refuse.
 		return ctrl.Result{}, false, r.stopMeasuringPods(ctx, bb)
@@ -131,11 +131,7 @@ func (r *BurstBufferReconciler) publishComponents(s *scope, figures map[string]n
 	bb.Status.Limits.Components = comp
 	if bb.Spec.Storage.CapacityPerNode == nil {
 		// No capacity asked for: the burst buffer may use what was free on each node.
-		free := map[string]int64{}
-		for node, f := range figures {
-			free[node] = f.FreeBytes
-		}
-		if c := freeCapacity(s.nodes, free); c != nil {
+		if c := freeCapacity(s.nodes, freeOf(figures)); c != nil {
 			bb.Status.Capacity = c
 		}
 	}
@@ -185,6 +181,24 @@ func freeCapacity(nodes []string, free map[string]int64) *resource.Quantity {
 		return nil
 	}
 	return resource.NewQuantity(total&^(1<<20-1), resource.BinarySI)
+}
+
+// freeOf is the space free on each node, by node, as its device figures say.
+func freeOf(figures map[string]nodecache.Figures) map[string]int64 {
+	free := make(map[string]int64, len(figures))
+	for node, f := range figures {
+		free[node] = f.FreeBytes
+	}
+	return free
+}
+
+// preparedCapacity is freeCapacity from the space the engine found free when it prepared
+// the nodes, nil unless it says so of every node.
+func preparedCapacity(s *scope) *resource.Quantity {
+	if len(s.preparedFree) != len(s.nodes) {
+		return nil
+	}
+	return freeCapacity(s.nodes, s.preparedFree)
 }
 
 // nodeMeasured is what stage 2 measured of one node.

@@ -67,7 +67,7 @@ func (r *BurstBufferReconciler) reconcileReuse(ctx context.Context, s *scope) (c
 	if bb.Spec.Storage.CapacityPerNode == nil {
 		// The space free for this burst buffer, found when its nodes were prepared: the
 		// source's capacity says what was free then.
-		if c := freeCapacity(s.nodes, s.preparedFree); c != nil && len(s.preparedFree) == len(s.nodes) {
+		if c := preparedCapacity(s); c != nil {
 			bb.Status.Capacity = c
 		} else if rec.Capacity != nil {
 			c := rec.Capacity.DeepCopy()

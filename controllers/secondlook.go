@@ -167,7 +167,7 @@ func (r *BurstBufferReconciler) pointDisturbance(ctx context.Context, s *scope, 
 				rc.OtherPods = append(rc.OtherPods, "measured without the node's measuring lock")
 			}
 		}
-		if run.write.Device != "" && run.write.Device == run.read.Device {
+		if run.sawDevice() {
 			rc.Device = run.write.Device
 			rc.DeviceBytes = float64(run.write.DeviceBytes + run.read.DeviceBytes)
 			rc.OwnBytes = float64(run.write.Bytes + run.read.Bytes)
@@ -191,8 +191,7 @@ func (r *BurstBufferReconciler) measuredConditions(ctx context.Context, s *scope
 		start, end, _ = ranBetween(run.pod, r.Now())
 	}
 	// A run that saw its device counts the bytes on it; one through a BeeGFS mount sees none.
-	noDevice := run.write.Device == "" || run.write.Device != run.read.Device
-	others, err := r.otherPodsOn(ctx, s.bb, run.node, start.Add(-r.setupMargin()), end.Add(r.setupMargin()), noDevice)
+	others, err := r.otherPodsOn(ctx, s.bb, run.node, start.Add(-r.setupMargin()), end.Add(r.setupMargin()), !run.sawDevice())
 	if err != nil {
 		return nil, err
 	}

@@ -85,6 +85,12 @@ type nodeRun struct {
 	pod        *corev1.Pod
 }
 
+// sawDevice says whether the run's report counted the bytes on one block device below its
+// directory in both phases (a local run; one through a BeeGFS mount has none).
+func (run nodeRun) sawDevice() bool {
+	return run.write.Device != "" && run.write.Device == run.read.Device
+}
+
 // reconcileSweep is stage 3 with stage-4 monitoring: the ideal workload (N processes per node
 // writing, then reading back, large blocks to their own new files in one directory) on M
 // nodes, point after point; each node samples its /proc counters while it runs. With the
