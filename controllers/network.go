@@ -74,16 +74,17 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 		case nodetask.Failed:
 			failures = append(failures, fmt.Sprintf("network probe from node %s to node %s: %s", cliNode, srvNode, reportMessage(msg)))
 		case nodetask.Succeeded:
-			bps, start, end, err := transferRate(msg)
+			res, start, end, err := transferRate(msg)
 			if err != nil {
 				failures = append(failures, fmt.Sprintf("network probe from node %s to node %s: %v", cliNode, srvNode, err))
 				continue
 			}
-			d, err := r.linkDisturbance(ctx, s, clPod, cliNode, srvNode, start, end)
+			traffic := limits.ForeignLinkTraffic(res.Interface, float64(res.InterfaceBytes), float64(res.Bytes))
+			d, err := r.linkDisturbance(ctx, s, clPod, cliNode, srvNode, start, end, traffic)
 			if err != nil {
 				return nil, false, nil, err
 			}
-			pairs = append(pairs, netPair{client: cliNode, server: srvNode, bytesPerSecond: bps, disturbedBy: d})
+			pairs = append(pairs, netPair{client: cliNode, server: srvNode, bytesPerSecond: res.BytesPerSecond, disturbedBy: d})
 		}
 	}
 	return pairs, done, failures, nil
@@ -92,11 +93,12 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 // linkDisturbance names what ran beside a link probe on either of its ends while its client
 // measured (from start to end, its report's window; the pod's, when the report has none; the
 // quick profile's pods wait in their chain before they measure): other burst buffers' pods on
-// the two nodes, or a probe without the nodes' measuring locks. Decided once and recorded on
+// the two nodes, what the client's interface sent that the probe did not (traffic, from its
+// report: limits.ForeignLinkTraffic), or a probe without the nodes' measuring locks. Decided once and recorded on
 // the client pod, as a sweep run's conditions are: later visits (a second round of the
 // devices publishes stage 2 again, an operator restarted) must not decide again when the
 // pods that shared the nodes are gone, or when pods that ended later are in view.
-func (r *BurstBufferReconciler) linkDisturbance(ctx context.Context, s *scope, pod *corev1.Pod, cliNode, srvNode string, start, end time.Time) ([]string, error) {
+func (r *BurstBufferReconciler) linkDisturbance(ctx context.Context, s *scope, pod *corev1.Pod, cliNode, srvNode string, start, end time.Time, traffic string) ([]string, error) {
 	if pod == nil {
 		return nil, nil
 	}
@@ -116,12 +118,17 @@ func (r *BurstBufferReconciler) linkDisturbance(ctx context.Context, s *scope, p
 				others = append(others, fmt.Sprintf("node %s: %s", node, p))
 			}
 		}
+		pc := podConditions(pod, cliNode, start, others)
+		pc.OtherTraffic = traffic
 		var err error
-		if c, err = r.recordConditions(ctx, pod, podConditions(pod, cliNode, start, others)); err != nil {
+		if c, err = r.recordConditions(ctx, pod, pc); err != nil {
 			return nil, err
 		}
 	}
 	out := slices.Clone(c.OtherPods)
+	if c.OtherTraffic != "" {
+		out = append(out, fmt.Sprintf("node %s: %s", cliNode, c.OtherTraffic))
+	}
 	if !c.Exclusive {
 		out = append(out, fmt.Sprintf("node %s: measured without the nodes' measuring locks", cliNode))
 	}
@@ -174,19 +181,19 @@ func nodeAddress(n *corev1.Node) string {
 	return ""
 }
 
-// transferRate is a network probe client's figure, with when it measured (its report's
+// transferRate is a network probe client's result, with when it measured (its report's
 // window).
-func transferRate(msg string) (float64, time.Time, time.Time, error) {
+func transferRate(msg string) (bench.Result, time.Time, time.Time, error) {
 	rep, err := readReport(msg)
 	if err != nil {
-		return 0, time.Time{}, time.Time{}, fmt.Errorf("unreadable probe report: %v", err)
+		return bench.Result{}, time.Time{}, time.Time{}, fmt.Errorf("unreadable probe report: %v", err)
 	}
 	for _, res := range rep.Results {
 		if res.Operation == bench.OpTransfer && res.BytesPerSecond > 0 {
-			return res.BytesPerSecond, rep.StartTime, rep.EndTime, nil
+			return res, rep.StartTime, rep.EndTime, nil
 		}
 	}
-	return 0, time.Time{}, time.Time{}, fmt.Errorf("probe report has no transfer figure")
+	return bench.Result{}, time.Time{}, time.Time{}, fmt.Errorf("probe report has no transfer figure")
 }
 
 // nodeNetwork is each node's figure: the best pair it is in.

@@ -90,9 +90,27 @@ func finishNetworkThen(ctx context.Context, ns, name string, nodes []string, bps
 	finishNetworkRound(ctx, ns, name, "", nodes, bps, beforeLastEnd)
 }
 
+// busyTransferReport is transferReport from a client whose interface sent foreign bytes
+// beside the probe's own (3 s of it).
+func busyTransferReport(node string, bps, foreign float64) string {
+	var rep bench.Report
+	_ = json.Unmarshal([]byte(transferReport(node, bps)), &rep)
+	r := &rep.Results[0]
+	r.Bytes = int64(r.BytesPerSecond * r.RuntimeSeconds)
+	r.Interface, r.InterfaceBytes = "eth0", r.Bytes+int64(foreign)
+	b, _ := json.Marshal(rep)
+	return string(b)
+}
+
 // finishNetworkRound plays one round of the links: suffix "" for the first, "-r2" for the
 // second.
 func finishNetworkRound(ctx context.Context, ns, name, suffix string, nodes []string, bps float64, beforeLastEnd func()) {
+	finishNetworkReports(ctx, ns, name, suffix, nodes, func(client string) string { return transferReport(client, bps) }, beforeLastEnd)
+}
+
+// finishNetworkReports is finishNetworkRound with each client's report made by report, from
+// the client's node.
+func finishNetworkReports(ctx context.Context, ns, name, suffix string, nodes []string, report func(client string) string, beforeLastEnd func()) {
 	for k := range nodes {
 		srv := &corev1.Pod{}
 		srvName := fmt.Sprintf("%s-probe-nets-%d%s", name, k, suffix)
@@ -123,7 +141,7 @@ func finishNetworkRound(ctx context.Context, ns, name, suffix string, nodes []st
 		if k == len(nodes)-1 && beforeLastEnd != nil {
 			beforeLastEnd()
 		}
-		finishPod(ctx, ns, cl, corev1.PodSucceeded, transferReport(nodes[(k+1)%len(nodes)], bps))
+		finishPod(ctx, ns, cl, corev1.PodSucceeded, report(nodes[(k+1)%len(nodes)]))
 		finishPod(ctx, ns, srvName, corev1.PodSucceeded, "")
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/engine/beegfs"
+	"github.com/beeburst/beeburst/internal/limits"
 )
 
 func agent(t *testing.T, args ...string) (int, *bench.Report, string) {
@@ -262,6 +263,57 @@ func TestRealNetProbeLoopback(t *testing.T) {
 	}
 	if got, own := p.Results[0].BytesPerSecond*8, raw.End.SumReceived.BitsPerSecond; got != own || own <= 0 {
 		t.Errorf("parsed %v bit/s, iperf3 says %v", got, own)
+	}
+}
+
+// TestRealNetProbeCountsWhatItsInterfaceSent: the client reports what the interface it sent
+// through (lo, for 127.0.0.1) sent while it measured; another iperf3 flow on the same
+// interface beside it shows as bytes the probe did not send. Other packages' tests may use
+// the loopback interface at the same time, so a lone probe is held to a lower bound only.
+func TestRealNetProbeCountsWhatItsInterfaceSent(t *testing.T) {
+	needTools(t, "iperf3")
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := func(p int) *bench.Result {
+		t.Helper()
+		servers, err := startIperf3Servers(t.Context(), "127.0.0.1", p, 1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stopAll(servers)
+		code, r, stderr := agent(t, "net-client", "--host", "127.0.0.1", "--port", itoa(p), "--time", "2s", "-q")
+		if code != 0 {
+			t.Fatalf("exit %d %+v\n%s", code, r, stderr)
+		}
+		x := bench.Find(r.Results, bench.OpTransfer)
+		if x == nil || x.Bytes <= 0 || x.Interface != "lo" || x.InterfaceBytes < x.Bytes {
+			t.Fatalf("want interface lo with at least the probe's own bytes: %+v", r.Results)
+		}
+		return x
+	}
+	alone := probe(port)
+	t.Logf("alone: lo sent %d bytes, the probe %d", alone.InterfaceBytes, alone.Bytes)
+
+	// Another flow on lo for the whole probe.
+	other, err := startIperf3Servers(t.Context(), "127.0.0.1", port+1, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopAll(other)
+	flow, err := startBackground(t.Context(), "iperf3", bench.Iperf3ClientArgs("127.0.0.1", port+1, 1, 4*time.Second)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer flow.stop()
+	time.Sleep(500 * time.Millisecond)
+	beside := probe(port + 2)
+	t.Logf("beside another flow: lo sent %d bytes, the probe %d", beside.InterfaceBytes, beside.Bytes)
+	if f := limits.ForeignLinkTraffic(beside.Interface, float64(beside.InterfaceBytes), float64(beside.Bytes)); f == "" {
+		t.Errorf("another flow beside the probe went unseen: lo sent %d bytes, the probe %d", beside.InterfaceBytes, beside.Bytes)
+	} else {
+		t.Log(f)
 	}
 }
 

@@ -106,7 +106,9 @@ per second / 8 of all pairs. A server that is not up yet is retried for --connec
 		RunE: func(*cobra.Command, []string) error {
 			return runReport(g, stdout, agentapi.CmdNetClient, func(ctx context.Context, r *bench.Report) error {
 				r.Tool = bench.ToolIperf3
-				res, err := netClient(ctx, f)
+				// What the interface sent beside the probe's own bytes tells whether
+				// other work shared the link (limits.ForeignLinkTraffic).
+				res, err := newLinkMeter(f.host).metered(func() (*bench.Result, error) { return netClient(ctx, f) })
 				if res != nil {
 					r.Results = []bench.Result{*res}
 				}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -11,7 +12,7 @@ import (
 	"github.com/beeburst/beeburst/internal/monitor"
 )
 
-// procDir is where the node's /proc is (--proc), for the device meter.
+// procDir is where the node's /proc is (--proc), for the device and link meters.
 var procDir = "/proc"
 
 // settle writes out what the file system under dir still holds for earlier work (syncfs):
@@ -77,6 +78,75 @@ func (m *deviceMeter) metered(fn func() (*bench.Result, error)) (*bench.Result, 
 	if after, ok := m.read(); ok && after.In >= before.In && after.Out >= before.Out {
 		res.Device = m.name
 		res.DeviceBytes = int64(after.In - before.In + after.Out - before.Out)
+	}
+	return res, err
+}
+
+// linkMeter reads what the network interface that carries traffic to a host sent, in
+// /proc/net/dev (of the agent's network namespace: a link probe runs in the node's).
+type linkMeter struct {
+	name string
+}
+
+// newLinkMeter is the meter of the interface whose address the kernel sends from to host:
+// a connected UDP socket asks the routing table without sending anything. Nil when that
+// interface cannot be told.
+func newLinkMeter(host string) *linkMeter {
+	c, err := net.Dial("udp", net.JoinHostPort(host, "9"))
+	if err != nil {
+		return nil
+	}
+	local := c.LocalAddr().(*net.UDPAddr).IP
+	_ = c.Close()
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	for _, ifc := range ifaces {
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.Equal(local) {
+				m := &linkMeter{name: ifc.Name}
+				if _, ok := m.read(); !ok {
+					return nil
+				}
+				return m
+			}
+		}
+	}
+	return nil
+}
+
+// read is the interface's transmit byte counter.
+func (m *linkMeter) read() (uint64, bool) {
+	if m == nil {
+		return 0, false
+	}
+	text, err := os.ReadFile(filepath.Join(procDir, "net", "dev"))
+	if err != nil {
+		return 0, false
+	}
+	all, err := monitor.ParseNetDev(text)
+	if err != nil {
+		return 0, false
+	}
+	c, ok := all[m.name]
+	return c.Out, ok
+}
+
+// metered runs fn and records on its result what the interface sent meanwhile.
+func (m *linkMeter) metered(fn func() (*bench.Result, error)) (*bench.Result, error) {
+	before, ok := m.read()
+	res, err := fn()
+	if err != nil || res == nil || !ok {
+		return res, err
+	}
+	if after, ok := m.read(); ok && after >= before {
+		res.Interface = m.name
+		res.InterfaceBytes = int64(after - before)
 	}
 	return res, err
 }

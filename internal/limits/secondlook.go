@@ -37,6 +37,26 @@ const (
 	ForeignFloor = 16 << 20
 )
 
+// Foreign link traffic: a link probe counts as disturbed when the interface it sent through
+// sent more than ForeignLinkShare of the probe's own payload beyond it, and at least
+// ForeignFloor bytes. The interface's count holds the probe's own headers too - none to 4.6%
+// at a 1500-byte MTU, as the driver counts a segmentation-offloaded packet - and its
+// acknowledgements of the pair that sends to its node meanwhile (up to 2.3%, one per two
+// segments received): well under the share.
+const ForeignLinkShare = 0.15
+
+// ForeignLinkTraffic says what a link probe's interface sent beside the probe that the probe
+// did not, "" when nothing beyond its own headers (or the probe could not tell: no interface).
+func ForeignLinkTraffic(iface string, sentBytes, ownBytes float64) string {
+	if iface == "" {
+		return ""
+	}
+	if extra := sentBytes - ownBytes; extra > ForeignFloor && extra > ForeignLinkShare*ownBytes {
+		return fmt.Sprintf("%s sent %s that the probe did not (%s of its own)", iface, FormatBytes(extra), FormatBytes(ownBytes))
+	}
+	return ""
+}
+
 // RunConditions are the conditions of one node's part of a measurement.
 type RunConditions struct {
 	Node string

@@ -31,6 +31,31 @@ func TestDisturbance(t *testing.T) {
 	}
 }
 
+// TestForeignLinkTraffic: a link probe's own headers and acknowledgements are not other
+// work; a flow beside it that takes a sixth of the link or more is.
+func TestForeignLinkTraffic(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		name      string
+		iface     string
+		sent, own float64
+		want      string
+	}{
+		{"headers and acknowledgements at a 1500-byte MTU", "eth0", 1000 * mib * 1.069, 1000 * mib, ""},
+		{"another flow beside it", "eth0", 1600 * mib, 1000 * mib, "eth0 sent 629.1 MB that the probe did not (1.0 GB of its own)"},
+		{"a short probe: above the share, under the floor", "eth0", 30 * mib, 15 * mib, ""},
+		{"no interface known: no byte check", "", 5000 * mib, 1000 * mib, ""},
+		{"fewer bytes than its own: nothing beside it", "eth0", 990 * mib, 1000 * mib, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ForeignLinkTraffic(tt.iface, tt.sent, tt.own); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestSweepRechecks(t *testing.T) {
 	// Two nodes, each device capped at 150 MB/s write and 300 MB/s read, as measured in
 	// stage 2 on the testbed: the limit is 300 / 600 MB/s.

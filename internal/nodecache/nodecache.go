@@ -149,9 +149,10 @@ type Conditions struct {
 	// on the node while the probe ran. Figures with any are not kept for reuse; the list is
 	// part of the record for the burst buffer that published them.
 	OtherPods []string `json:"otherPods,omitempty"`
-	// OtherTraffic says what the node's device moved beside the probe that the probe did
-	// not (another burst buffer's BeeGFS service serving its clients elsewhere, any other
-	// work on the device); "" when nothing. Figures with any are not kept for reuse either.
+	// OtherTraffic says what the node's device (a link probe: the interface its client sent
+	// through) moved beside the probe that the probe did not (another burst buffer's BeeGFS
+	// service serving its clients elsewhere, any other work on the device or link); "" when
+	// nothing. Figures with any are not kept for reuse either.
 	OtherTraffic string `json:"otherTraffic,omitempty"`
 	// Probe is how the device was measured (tool and arguments), and Image the agent image
 	// that ran it: a figure of another method is not the same figure.
