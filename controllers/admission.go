@@ -112,7 +112,11 @@ func (r *BurstBufferReconciler) reconcileFreeSpace(ctx context.Context, s *scope
 		}
 		return ctrl.Result{}, true, nil
 	}
-	msg := capacityShortfall(bb, s.nodes, s.preparedFree, "when its directory was made")
+	when := "when its directory was made"
+	if bb.Spec.Engine == v1alpha1.EngineBeeGFS {
+		when = "when its BeeGFS module was checked, before the services wrote there"
+	}
+	msg := capacityShortfall(bb, s.nodes, s.preparedFree, when)
 	if msg == "" {
 		return ctrl.Result{}, true, nil
 	}

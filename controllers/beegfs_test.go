@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -185,6 +186,11 @@ func probeBeeGFSDevices(ctx context.Context, ns, name string, nodes []string) {
 
 func provisionBeeGFS(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes int) {
 	passModuleCheck(ctx, bb, nodes)
+	servicesUp(ctx, bb, nodes)
+}
+
+// servicesUp plays the kubelet through provisioning after the module check.
+func servicesUp(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes int) {
 	runPod(ctx, bb.Namespace, bb.Name+"-mgmtd-0")
 	runPod(ctx, bb.Namespace, bb.Name+"-meta-0")
 	for i := range nodes {
@@ -394,6 +400,42 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(bb), &v1alpha1.BurstBuffer{}))
 		}, timeout).Should(BeTrue())
 		Expect(podExists(ctx, ns, "nomod-clean-0")()).To(BeFalse())
+	})
+
+	It("takes the space free from its module checks: status.capacity, and a capacityPerNode that does not fit", func() {
+		// What agent check-module --free-path reports: the space free before the services
+		// write there. 3Gi on node a, 5Gi on node b.
+		passFree := func(bb *v1alpha1.BurstBuffer) {
+			for i, free := range []int64{3 << 30, 5 << 30} {
+				finishPod(ctx, ns, fmt.Sprintf("%s-modcheck-%d", bb.Name, i), corev1.PodSucceeded,
+					fmt.Sprintf(`{"command":"check-module","phase":"succeeded","freeBytes":%d}`, free))
+			}
+		}
+		bb := beegfsBB(ns, "free", 2)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		pod := &corev1.Pod{}
+		Eventually(func() error { return k8s.Get(ctx, podKey(ctx, ns, "free-modcheck-0"), pod) }, timeout).Should(Succeed())
+		Expect(pod.Spec.Containers[0].Args).To(ContainElements("--free-path", nodetask.HostMount))
+		Expect(pod.Spec.Containers[0].VolumeMounts).To(ContainElement(And(HaveField("MountPath", nodetask.HostMount), HaveField("ReadOnly", true))),
+			"the storage path, read only: the check only reads its free space")
+		passFree(bb)
+		servicesUp(ctx, bb, 2)
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+		capacity := get(ctx, bb).Status.Capacity
+		Expect(capacity).NotTo(BeNil(), "validation profile none: no probe, the module checks say what is free")
+		Expect(capacity.Value()).To(Equal(int64(8 << 30)))
+		tearDown(ctx, bb)
+
+		tight := beegfsBB(ns, "tight", 2)
+		tight.Spec.Storage.CapacityPerNode = ptr.To(resourceMust("4Gi"))
+		Expect(k8s.Create(ctx, tight)).To(Succeed())
+		passFree(tight)
+		servicesUp(ctx, tight, 2)
+		Eventually(condition(ctx, tight, v1alpha1.ConditionComponentsMeasured), timeout).Should(And(
+			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity),
+			HaveField("Message", And(ContainSubstring(ns+"-a has 3Gi free"), ContainSubstring("when its BeeGFS module was checked"), Not(ContainSubstring(ns+"-b has"))))))
+		Eventually(phase(ctx, tight), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		tearDown(ctx, tight)
 	})
 
 	It("fails with MachineUUIDMissing when a node has no machine UUID, before anything starts", func() {

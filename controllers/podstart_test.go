@@ -163,6 +163,21 @@ var _ = Describe("Failures in seconds", Ordered, ContinueOnFailure, func() {
 		tearDown(ctx, bb)
 	})
 
+	It("spec.storage.path missing (beegfs engine): StoragePathMissing at the module check, before any service starts", func() {
+		ns := newNamespace(ctx)
+		makeBeeGFSNode(ctx, ns+"-a", "10.214.2.1", map[string]string{"pool": ns})
+		makeBeeGFSNode(ctx, ns+"-b", "10.214.2.2", map[string]string{"pool": ns})
+		bb := beegfsBB(ns, "modpath", 2)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "modpath-modcheck-0", corev1.PodSucceeded, `{"command":"check-module","phase":"succeeded","freeBytes":1073741824}`)
+		knew := hostPathMissing(ctx, ns, "modpath-modcheck-1", "storage", "/mnt/nvme")
+		c := within("beegfs: spec.storage.path missing (module check)", bb, v1alpha1.ConditionProvisioned, knew, metav1.ConditionFalse, v1alpha1.ReasonStoragePathMissing)
+		Expect(c.Message).To(And(HavePrefix("spec.storage.path /mnt/nvme does not exist on node(s) "+ns+"-b"), ContainSubstring("modpath-modcheck-1")))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		Expect(podExists(ctx, ns, "modpath-mgmtd-0")()).To(BeFalse(), "nothing starts before every module check passed")
+		tearDown(ctx, bb)
+	})
+
 	It("spec.storage.path missing where a BeeGFS storage service runs: StoragePathMissing, though the service has no deadline", func() {
 		ns := newNamespace(ctx)
 		makeBeeGFSNode(ctx, ns+"-a", "10.214.0.1", map[string]string{"pool": ns})

@@ -564,6 +564,20 @@ func TestCheckModule(t *testing.T) {
 	if want := "the beegfs kernel module is loaded (version 8.3.1); machine uuid " + id; code != 0 || r.Message != want {
 		t.Errorf("with DMI: exit %d, message %q, want %q", code, r.Message, want)
 	}
+	if r.FreeBytes != 0 {
+		t.Errorf("free space reported without --free-path: %d", r.FreeBytes)
+	}
+
+	// --free-path: the space free where the burst buffer's targets go, as statfs(2) says.
+	storage := t.TempDir()
+	code, r, _ = agent(t, "-q", "check-module", "--name", "beegfs", "--proc-root", proc, "--sys-root", sys, "--free-path", storage)
+	if want, err := freeBytes(storage); code != 0 || err != nil || r.FreeBytes <= 0 || math.Abs(float64(r.FreeBytes)-float64(want)) > 64<<20 {
+		t.Errorf("--free-path: exit %d, reported %d bytes free, statfs says %d (%v)", code, r.FreeBytes, want, err)
+	}
+	code, r, _ = agent(t, "-q", "check-module", "--name", "beegfs", "--proc-root", proc, "--sys-root", sys, "--free-path", filepath.Join(storage, "missing"))
+	if code != 0 || r.FreeBytes != 0 {
+		t.Errorf("an unreadable --free-path leaves the space unknown and the module's answer standing: exit %d, %d bytes", code, r.FreeBytes)
+	}
 }
 
 // The stage subcommand end to end: totals in the Report and the termination message, a

@@ -31,7 +31,7 @@ var moduleName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // container /proc/modules and /sys/module show the host kernel (there is one kernel), so the
 // check needs no privileges and no host mounts.
 func newCheckModule(g *globals, stdout io.Writer) *cobra.Command {
-	var name, procRoot, sysRoot string
+	var name, procRoot, sysRoot, freePath string
 	var machineUUID bool
 	c := &cobra.Command{
 		Use:   agentapi.CmdCheckModule + " --name NAME [--machine-uuid]",
@@ -53,12 +53,23 @@ func newCheckModule(g *globals, stdout io.Writer) *cobra.Command {
 					}
 					r.Message += "; machine uuid " + id
 				}
+				if freePath != "" {
+					// The space free for this burst buffer before its services write: figures
+					// reused from another burst buffer's device probe say what was free then.
+					// Unknown when it cannot be read: the module's answer stands.
+					if free, err := freeBytes(freePath); err == nil {
+						r.FreeBytes = int64(free)
+					} else {
+						logf("free space of %s: %v", freePath, err)
+					}
+				}
 				return nil
 			})
 		},
 	}
 	c.Flags().StringVar(&name, agentapi.FlagName, "beegfs", "the kernel module")
 	c.Flags().BoolVar(&machineUUID, agentapi.FlagMachineUUID, false, "also require a machine UUID (DMI product_uuid), which BeeGFS servers register with")
+	c.Flags().StringVar(&freePath, agentapi.FlagFreePath, "", "also report the space free in this directory's file system")
 	c.Flags().StringVar(&procRoot, "proc-root", "/proc", "where /proc is (tests)")
 	c.Flags().StringVar(&sysRoot, "sys-root", "/sys", "where /sys is (tests)")
 	return c

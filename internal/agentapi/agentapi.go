@@ -76,6 +76,7 @@ const (
 	// check-module.
 	FlagName        = "name"
 	FlagMachineUUID = "machine-uuid"
+	FlagFreePath    = "free-path"
 )
 
 // Request is a subcommand with its flags, as the container's arguments.
@@ -358,6 +359,9 @@ func (r DirRemove) Args() []string {
 type CheckModule struct {
 	Name        string
 	MachineUUID bool
+	// FreePath is a directory whose file system's free space the report gives
+	// (Report.FreeBytes); "" for none.
+	FreePath string
 	Globals
 }
 
@@ -366,5 +370,6 @@ func (r CheckModule) Args() []string {
 	a := args{CmdCheckModule}
 	a.str(FlagName, r.Name)
 	a.bool(FlagMachineUUID, r.MachineUUID)
+	a.str(FlagFreePath, r.FreePath)
 	return a.globals(r.Globals)
 }

@@ -177,8 +177,9 @@ type Report struct {
 	// internal/limits' JSON ({"limits": ..., "sweep": ...}).
 	Analysis json.RawMessage `json:"analysis,omitempty"`
 	Tools    Tools           `json:"tools"`
-	// FreeBytes is the space available below --dir before the run (device probe), or below
-	// the directory it made (dir create): the operator publishes it as the burst buffer's
+	// FreeBytes is the space available below --dir before the run (device probe), below
+	// the directory it made (dir create), or at --free-path (check-module, before the BeeGFS
+	// services write there): the operator publishes it as the burst buffer's
 	// capacity when the spec gives none, and holds spec.storage.capacityPerNode against it.
 	FreeBytes int64 `json:"freeBytes,omitempty"`
 	// Hardware is what the device probe read about its node from sysfs (link speed, device

@@ -164,6 +164,9 @@ func up(in Instance, place Placement, res engine.Result) engine.Result {
 func (e Engine) stillUp(ctx context.Context, in Instance, place Placement) (engine.Result, error) {
 	bb := in.BB
 	res := engine.Result{Prepared: map[string]bool{}}
+	if err := e.checkedFree(ctx, in, &res); err != nil {
+		return res, err
+	}
 	services := []*corev1.Pod{in.MgmtdPod(place.Mgmtd)}
 	for i, n := range place.Meta {
 		services = append(services, in.MetaPod(i, n))
@@ -290,6 +293,7 @@ func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Resul
 		switch st {
 		case nodetask.Succeeded:
 			passed++
+			recordFree(res, n, msg)
 		case nodetask.Failed:
 			if m := shorten.OneLine(bench.ReportMessage(msg), messageMax); strings.HasPrefix(m, ModuleMissingPrefix) {
 				missing = append(missing, n)
@@ -329,6 +333,40 @@ func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Resul
 		return false, nil
 	}
 	return true, nil
+}
+
+// recordFree puts the space free on node that its module check reported (msg) on res; an
+// agent that did not report it leaves the node unknown.
+func recordFree(res *engine.Result, node, msg string) {
+	rep, err := bench.DecodeReport([]byte(msg))
+	if err != nil || rep.FreeBytes <= 0 {
+		return
+	}
+	if res.FreeBytes == nil {
+		res.FreeBytes = map[string]int64{}
+	}
+	res.FreeBytes[node] = rep.FreeBytes
+}
+
+// checkedFree is, once the file system is up, the space free on each node that its module
+// check found before the services wrote there: what a burst buffer that reuses figures of
+// other burst buffers' probes shows as its own. The pods are read, never made again: a
+// check made now would count the burst buffer's own data as used.
+func (e Engine) checkedFree(ctx context.Context, in Instance, res *engine.Result) error {
+	for i, n := range in.Nodes {
+		var pod corev1.Pod
+		err := e.Client.Get(ctx, client.ObjectKeyFromObject(in.ModuleCheckPod(i, n)), &pod)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if st, msg := nodetask.StateOf(&pod); st == nodetask.Succeeded {
+			recordFree(res, n, msg)
+		}
+	}
+	return nil
 }
 
 // allocate picks the port shift and records it with the management address in status.

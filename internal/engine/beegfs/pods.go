@@ -23,12 +23,16 @@ const (
 // ModuleCheckPod checks that the beegfs client module is loaded on one node, and that the
 // node has the machine UUID its metadata and storage servers register with (every node runs a
 // storage server). It needs no privileges: /proc/modules, /sys/module and the DMI table in a
-// container show the host's.
+// container show the host's. It also reports the space free at spec.storage.path before
+// the services write there (engine.Result.FreeBytes), through a read-only mount of it.
 func (in Instance) ModuleCheckPod(index int, node string) *corev1.Pod {
-	return nodetask.Pod(in.BB, nodetask.Spec{
+	pod := nodetask.Pod(in.BB, nodetask.Spec{
 		Component: nodetask.ComponentModuleCheck, Index: index, Node: node, Image: in.AgentImage,
-		Args: agentapi.CheckModule{Name: "beegfs", MachineUUID: true}.Args(), DeadlineSeconds: 60,
+		Args:            agentapi.CheckModule{Name: "beegfs", MachineUUID: true, FreePath: nodetask.HostMount}.Args(),
+		DeadlineSeconds: 60, MountStorage: true,
 	})
+	pod.Spec.Containers[0].VolumeMounts[0].ReadOnly = true
+	return pod
 }
 
 // CleanPod removes the burst buffer's directory (all targets) on one node.
