@@ -114,7 +114,7 @@ func (r *BurstBufferReconciler) reconcileFreeSpace(ctx context.Context, s *scope
 	}
 	when := "when its directory was made"
 	if bb.Spec.Engine == v1alpha1.EngineBeeGFS {
-		when = "when its BeeGFS module was checked, before the services wrote there"
+		when = "when its BeeGFS module was checked"
 	}
 	msg := capacityShortfall(bb, s.nodes, s.preparedFree, when)
 	if msg == "" {

@@ -402,7 +402,7 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		Expect(podExists(ctx, ns, "nomod-clean-0")()).To(BeFalse())
 	})
 
-	It("takes the space free from its module checks: status.capacity, and a capacityPerNode that does not fit", func() {
+	It("takes the space free from its module checks: status.capacity, and a capacityPerNode that does not fit, refused before any service starts", func() {
 		// What agent check-module --free-path reports: the space free before the services
 		// write there. 3Gi on node a, 5Gi on node b.
 		passFree := func(bb *v1alpha1.BurstBuffer) {
@@ -430,11 +430,12 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		tight.Spec.Storage.CapacityPerNode = ptr.To(resourceMust("4Gi"))
 		Expect(k8s.Create(ctx, tight)).To(Succeed())
 		passFree(tight)
-		servicesUp(ctx, tight, 2)
 		Eventually(condition(ctx, tight, v1alpha1.ConditionComponentsMeasured), timeout).Should(And(
 			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity),
 			HaveField("Message", And(ContainSubstring(ns+"-a has 3Gi free"), ContainSubstring("when its BeeGFS module was checked"), Not(ContainSubstring(ns+"-b has"))))))
 		Eventually(phase(ctx, tight), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		Consistently(podExists(ctx, ns, "tight-mgmtd-0"), "2s").Should(BeFalse(), "refused before any service starts")
+		Expect(get(ctx, tight).Status.BeeGFS).To(BeNil(), "nor were ports allocated")
 		tearDown(ctx, tight)
 	})
 

@@ -79,7 +79,7 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 				failures = append(failures, fmt.Sprintf("network probe from node %s to node %s: %v", cliNode, srvNode, err))
 				continue
 			}
-			traffic := limits.ForeignLinkTraffic(res.Interface, float64(res.InterfaceBytes), float64(res.Bytes))
+			traffic := limits.ForeignLinkTraffic(res.Interface, float64(res.InterfaceSentBytes), float64(res.InterfaceReceivedBytes), float64(res.Bytes), res.Retransmits)
 			d, err := r.linkDisturbance(ctx, s, clPod, cliNode, srvNode, start, end, traffic)
 			if err != nil {
 				return nil, false, nil, err
@@ -94,7 +94,8 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 // measured (from start to end, its report's window; the pod's, when the report has none; the
 // quick profile's pods wait in their chain before they measure): other burst buffers' pods on
 // the two nodes, what the client's interface sent that the probe did not (traffic, from its
-// report: limits.ForeignLinkTraffic), or a probe without the nodes' measuring locks. Decided once and recorded on
+// report: limits.ForeignLinkTraffic), or a probe without the nodes' measuring locks. Decided
+// once and recorded on
 // the client pod, as a sweep run's conditions are: later visits (a second round of the
 // devices publishes stage 2 again, an operator restarted) must not decide again when the
 // pods that shared the nodes are gone, or when pods that ended later are in view.

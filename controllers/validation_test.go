@@ -91,13 +91,13 @@ func finishNetworkThen(ctx context.Context, ns, name string, nodes []string, bps
 }
 
 // busyTransferReport is transferReport from a client whose interface sent foreign bytes
-// beside the probe's own (3 s of it).
+// beside the probe's own (3 s of it), while it received as much as it sent (the ring's pair).
 func busyTransferReport(node string, bps, foreign float64) string {
 	var rep bench.Report
 	_ = json.Unmarshal([]byte(transferReport(node, bps)), &rep)
 	r := &rep.Results[0]
 	r.Bytes = int64(r.BytesPerSecond * r.RuntimeSeconds)
-	r.Interface, r.InterfaceBytes = "eth0", r.Bytes+int64(foreign)
+	r.Interface, r.InterfaceSentBytes, r.InterfaceReceivedBytes = "eth0", r.Bytes+int64(foreign), r.Bytes
 	b, _ := json.Marshal(rep)
 	return string(b)
 }

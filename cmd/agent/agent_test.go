@@ -267,14 +267,18 @@ func TestRealNetProbeLoopback(t *testing.T) {
 }
 
 // TestRealNetProbeCountsWhatItsInterfaceSent: the client reports what the interface it sent
-// through (lo, for 127.0.0.1) sent while it measured; another iperf3 flow on the same
-// interface beside it shows as bytes the probe did not send. Other packages' tests may use
-// the loopback interface at the same time, so a lone probe is held to a lower bound only.
+// through (lo, for 127.0.0.1) sent and received while it measured; another iperf3 flow on the
+// same interface beside it shows as bytes the probe did not send. Other packages' tests may
+// use the loopback interface at the same time, so a lone probe is held to a lower bound only.
 func TestRealNetProbeCountsWhatItsInterfaceSent(t *testing.T) {
 	needTools(t, "iperf3")
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
+	port := func() int {
+		t.Helper()
+		p, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 	probe := func(p int) *bench.Result {
 		t.Helper()
@@ -288,30 +292,35 @@ func TestRealNetProbeCountsWhatItsInterfaceSent(t *testing.T) {
 			t.Fatalf("exit %d %+v\n%s", code, r, stderr)
 		}
 		x := bench.Find(r.Results, bench.OpTransfer)
-		if x == nil || x.Bytes <= 0 || x.Interface != "lo" || x.InterfaceBytes < x.Bytes {
-			t.Fatalf("want interface lo with at least the probe's own bytes: %+v", r.Results)
+		// On lo every byte sent is received too.
+		if x == nil || x.Bytes <= 0 || x.Interface != "lo" || x.InterfaceSentBytes < x.Bytes || x.InterfaceReceivedBytes < x.Bytes {
+			t.Fatalf("want interface lo with at least the probe's own bytes each way: %+v", r.Results)
 		}
 		return x
 	}
-	alone := probe(port)
-	t.Logf("alone: lo sent %d bytes, the probe %d", alone.InterfaceBytes, alone.Bytes)
+	foreign := func(x *bench.Result) string {
+		return limits.ForeignLinkTraffic(x.Interface, float64(x.InterfaceSentBytes), float64(x.InterfaceReceivedBytes), float64(x.Bytes), x.Retransmits)
+	}
+	alone := probe(port())
+	t.Logf("alone: lo sent %d bytes, the probe %d", alone.InterfaceSentBytes, alone.Bytes)
 
 	// Another flow on lo for the whole probe.
-	other, err := startIperf3Servers(t.Context(), "127.0.0.1", port+1, 1, true)
+	otherPort := port()
+	other, err := startIperf3Servers(t.Context(), "127.0.0.1", otherPort, 1, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stopAll(other)
-	flow, err := startBackground(t.Context(), "iperf3", bench.Iperf3ClientArgs("127.0.0.1", port+1, 1, 4*time.Second)...)
+	flow, err := startBackground(t.Context(), "iperf3", bench.Iperf3ClientArgs("127.0.0.1", otherPort, 1, 10*time.Second)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer flow.stop()
 	time.Sleep(500 * time.Millisecond)
-	beside := probe(port + 2)
-	t.Logf("beside another flow: lo sent %d bytes, the probe %d", beside.InterfaceBytes, beside.Bytes)
-	if f := limits.ForeignLinkTraffic(beside.Interface, float64(beside.InterfaceBytes), float64(beside.Bytes)); f == "" {
-		t.Errorf("another flow beside the probe went unseen: lo sent %d bytes, the probe %d", beside.InterfaceBytes, beside.Bytes)
+	beside := probe(port())
+	t.Logf("beside another flow: lo sent %d bytes, the probe %d", beside.InterfaceSentBytes, beside.Bytes)
+	if f := foreign(beside); f == "" {
+		t.Errorf("another flow beside the probe went unseen: lo sent %d bytes, the probe %d", beside.InterfaceSentBytes, beside.Bytes)
 	} else {
 		t.Log(f)
 	}

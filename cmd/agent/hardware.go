@@ -54,6 +54,16 @@ func hostInterfaces() ([]netInterface, error) {
 	return out, nil
 }
 
+// interfaceWith is the interface of ifs that holds ip, nil when none does.
+func interfaceWith(ifs []netInterface, ip net.IP) *netInterface {
+	for i := range ifs {
+		if slices.ContainsFunc(ifs[i].Addrs, ip.Equal) {
+			return &ifs[i]
+		}
+	}
+	return nil
+}
+
 // discoverLink fills h's link fields: the interface that carries addr and its speed, if the
 // kernel reports one that belongs to a link.
 func discoverLink(h *bench.Hardware, sys, addr string, ifs []netInterface) {
@@ -63,13 +73,7 @@ func discoverLink(h *bench.Hardware, sys, addr string, ifs []netInterface) {
 		h.Notes = append(h.Notes, fmt.Sprintf("link: %q is not an IP address", addr))
 		return
 	}
-	var found *netInterface
-	for i := range ifs {
-		if slices.ContainsFunc(ifs[i].Addrs, ip.Equal) {
-			found = &ifs[i]
-			break
-		}
-	}
+	found := interfaceWith(ifs, ip)
 	if found == nil {
 		h.Notes = append(h.Notes, fmt.Sprintf("link: no interface carries %s here (is the probe in the node's network namespace?)", addr))
 		return

@@ -29,7 +29,8 @@ var moduleName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // newCheckModule checks that a kernel module is loaded on the node the pod runs on. Inside a
 // container /proc/modules and /sys/module show the host kernel (there is one kernel), so the
-// check needs no privileges and no host mounts.
+// check needs no privileges and no host mounts; --free-path reads the free space of a
+// directory the pod mounts.
 func newCheckModule(g *globals, stdout io.Writer) *cobra.Command {
 	var name, procRoot, sysRoot, freePath string
 	var machineUUID bool

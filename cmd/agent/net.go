@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/beeburst/beeburst/internal/agentapi"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/monitor"
 )
 
 func newNetServer(g *globals, stdout io.Writer) *cobra.Command {
@@ -106,9 +109,7 @@ per second / 8 of all pairs. A server that is not up yet is retried for --connec
 		RunE: func(*cobra.Command, []string) error {
 			return runReport(g, stdout, agentapi.CmdNetClient, func(ctx context.Context, r *bench.Report) error {
 				r.Tool = bench.ToolIperf3
-				// What the interface sent beside the probe's own bytes tells whether
-				// other work shared the link (limits.ForeignLinkTraffic).
-				res, err := newLinkMeter(f.host).metered(func() (*bench.Result, error) { return netClient(ctx, f) })
+				res, err := netClient(ctx, f)
 				if res != nil {
 					r.Results = []bench.Result{*res}
 				}
@@ -135,12 +136,19 @@ func netClient(ctx context.Context, f *netFlags) (*bench.Result, error) {
 		err error
 	}
 	outs := make([]out, f.pairs)
+	// What the interface moved beside the probe's own bytes tells whether other work shared
+	// the link (limits.ForeignLinkTraffic): counted from the start of each pair's attempt that
+	// connected, not while it waited for its server.
+	meter := newLinkMeter(f.host)
+	starts := make([]monitor.Counters, f.pairs)
+	started := make([]bool, f.pairs)
 	var wg sync.WaitGroup
 	for i := 0; i < f.pairs; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			outs[i].r, outs[i].err = iperf3Client(ctx, f.host, f.port+i, f.streams, f.duration, f.connectTimeout)
+			attempt := func() { starts[i], started[i] = meter.read() }
+			outs[i].r, outs[i].err = iperf3Client(ctx, f.host, f.port+i, f.streams, f.duration, f.connectTimeout, attempt)
 		}(i)
 	}
 	wg.Wait()
@@ -160,15 +168,21 @@ func netClient(ctx context.Context, f *netFlags) (*bench.Result, error) {
 	if f.pairs == 1 {
 		agg.Clients = nil
 	}
+	if !slices.Contains(started, false) {
+		// The earliest start: every counter only grows.
+		first := slices.MinFunc(starts, func(a, b monitor.Counters) int { return cmp.Compare(a.Out, b.Out) })
+		meter.record(&agg, first)
+	}
 	return &agg, nil
 }
 
 // iperf3Client runs one client; a refused connection (server not up yet) is retried every
-// 100 ms: the pair's server pod starts at the same time as the client's, and a longer wait
-// (it was 500 ms) held up the whole link probe by up to that much.
-func iperf3Client(ctx context.Context, host string, port, streams int, d, connectTimeout time.Duration) (*bench.Result, error) {
+// 100 ms: the pair's server pod starts at the same time as the client's, and every wait
+// between attempts holds up the whole link probe. attempt is called before each attempt.
+func iperf3Client(ctx context.Context, host string, port, streams int, d, connectTimeout time.Duration, attempt func()) (*bench.Result, error) {
 	deadline := time.Now().Add(connectTimeout)
 	for {
+		attempt()
 		out, err := runTool(ctx, "iperf3", bench.Iperf3ClientArgs(host, port, streams, d)...)
 		if err != nil && ctx.Err() != nil {
 			return nil, err

@@ -82,13 +82,14 @@ func (m *deviceMeter) metered(fn func() (*bench.Result, error)) (*bench.Result, 
 	return res, err
 }
 
-// linkMeter reads what the network interface that carries traffic to a host sent, in
-// /proc/net/dev (of the agent's network namespace: a link probe runs in the node's).
+// linkMeter reads the counters of the network interface that holds the address the kernel
+// sends from to a host, in /proc/net/dev (of the agent's network namespace: a link probe runs
+// in the node's).
 type linkMeter struct {
 	name string
 }
 
-// newLinkMeter is the meter of the interface whose address the kernel sends from to host:
+// newLinkMeter is the meter of the interface with the address the kernel sends from to host:
 // a connected UDP socket asks the routing table without sending anything. Nil when that
 // interface cannot be told.
 func newLinkMeter(host string) *linkMeter {
@@ -98,55 +99,51 @@ func newLinkMeter(host string) *linkMeter {
 	}
 	local := c.LocalAddr().(*net.UDPAddr).IP
 	_ = c.Close()
-	ifaces, err := net.Interfaces()
+	ifs, err := hostInterfaces()
 	if err != nil {
 		return nil
 	}
-	for _, ifc := range ifaces {
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.Equal(local) {
-				m := &linkMeter{name: ifc.Name}
-				if _, ok := m.read(); !ok {
-					return nil
-				}
-				return m
-			}
-		}
+	ni := interfaceWith(ifs, local)
+	if ni == nil {
+		return nil
 	}
-	return nil
+	m := &linkMeter{name: ni.Name}
+	if _, ok := m.read(); !ok {
+		return nil
+	}
+	return m
 }
 
-// read is the interface's transmit byte counter.
-func (m *linkMeter) read() (uint64, bool) {
+// read is the interface's counters (In received, Out sent).
+func (m *linkMeter) read() (monitor.Counters, bool) {
 	if m == nil {
-		return 0, false
+		return monitor.Counters{}, false
 	}
 	text, err := os.ReadFile(filepath.Join(procDir, "net", "dev"))
 	if err != nil {
-		return 0, false
+		return monitor.Counters{}, false
 	}
 	all, err := monitor.ParseNetDev(text)
 	if err != nil {
-		return 0, false
+		return monitor.Counters{}, false
 	}
 	c, ok := all[m.name]
-	return c.Out, ok
+	return c, ok
 }
 
-// metered runs fn and records on its result what the interface sent meanwhile.
-func (m *linkMeter) metered(fn func() (*bench.Result, error)) (*bench.Result, error) {
-	before, ok := m.read()
-	res, err := fn()
-	if err != nil || res == nil || !ok {
-		return res, err
+// record puts on res what the interface sent and received since before. An interface that
+// sent less than the probe's own bytes did not carry them (the address lives on another
+// interface than the one the packets leave by: a loopback or dummy address, a bridge's port):
+// then nothing is recorded, and the probe cannot tell.
+func (m *linkMeter) record(res *bench.Result, before monitor.Counters) {
+	after, ok := m.read()
+	if !ok || after.Out < before.Out || after.In < before.In {
+		return
 	}
-	if after, ok := m.read(); ok && after >= before {
-		res.Interface = m.name
-		res.InterfaceBytes = int64(after - before)
+	sent, received := int64(after.Out-before.Out), int64(after.In-before.In)
+	if sent < res.Bytes {
+		logf("%s sent %d bytes while the probe moved %d: not the interface that carried them; other traffic on the link goes uncounted", m.name, sent, res.Bytes)
+		return
 	}
-	return res, err
+	res.Interface, res.InterfaceSentBytes, res.InterfaceReceivedBytes = m.name, sent, received
 }

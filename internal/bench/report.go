@@ -90,11 +90,14 @@ type Result struct {
 	// Bytes means other work used the device beside the run.
 	Device      string `json:"device,omitempty"`
 	DeviceBytes int64  `json:"deviceBytes,omitempty"`
-	// Interface is the network interface that carried a link probe's traffic (the one with
-	// the address the probe sent from) and InterfaceBytes what it sent while the probe ran
-	// (/proc/net/dev): well beyond Bytes means other work sent through the link beside it.
-	Interface      string `json:"interface,omitempty"`
-	InterfaceBytes int64  `json:"interfaceBytes,omitempty"`
+	// Interface is the network interface with the address a link probe sent from, and
+	// InterfaceSentBytes and InterfaceReceivedBytes what it sent and received while the probe
+	// ran (/proc/net/dev): sent well beyond Bytes and the acknowledgements of what it
+	// received means other work sent through that interface beside it
+	// (limits.ForeignLinkTraffic).
+	Interface              string `json:"interface,omitempty"`
+	InterfaceSentBytes     int64  `json:"interfaceSentBytes,omitempty"`
+	InterfaceReceivedBytes int64  `json:"interfaceReceivedBytes,omitempty"`
 }
 
 // ClientResult is one client's (node's) share of an aggregate.

@@ -38,21 +38,30 @@ const (
 )
 
 // Foreign link traffic: a link probe counts as disturbed when the interface it sent through
-// sent more than ForeignLinkShare of the probe's own payload beyond it, and at least
-// ForeignFloor bytes. The interface's count holds the probe's own headers too - none to 4.6%
-// at a 1500-byte MTU, as the driver counts a segmentation-offloaded packet - and its
-// acknowledgements of the pair that sends to its node meanwhile (up to 2.3%, one per two
-// segments received): well under the share.
-const ForeignLinkShare = 0.15
+// sent more than ForeignLinkShare of the probe's own payload beyond what the probe itself
+// puts on the wire, and more than ForeignFloor bytes. What the probe puts there: its payload
+// and retransmits (TCPSegmentPayload each); its headers, within the share (none to 4.6% at a
+// 1500-byte MTU over IPv4, 6% over IPv6, as the driver counts a segmentation-offloaded
+// packet); and its acknowledgements of what the node received meanwhile - the ring's pair
+// that sends to the node, at whatever rate its link allows - at most LinkAckShare of it (one
+// acknowledgement of 66-86 bytes per one or two segments received).
+const (
+	ForeignLinkShare  = 0.15
+	LinkAckShare      = 0.06
+	TCPSegmentPayload = 1448
+)
 
 // ForeignLinkTraffic says what a link probe's interface sent beside the probe that the probe
-// did not, "" when nothing beyond its own headers (or the probe could not tell: no interface).
-func ForeignLinkTraffic(iface string, sentBytes, ownBytes float64) string {
+// did not: sent and received are the interface's counts while the probe ran, own the bytes
+// the probe moved and retransmits its retransmitted segments. "" when nothing beyond the
+// probe's own (or the probe could not tell: no interface).
+func ForeignLinkTraffic(iface string, sent, received, own float64, retransmits int64) string {
 	if iface == "" {
 		return ""
 	}
-	if extra := sentBytes - ownBytes; extra > ForeignFloor && extra > ForeignLinkShare*ownBytes {
-		return fmt.Sprintf("%s sent %s that the probe did not (%s of its own)", iface, FormatBytes(extra), FormatBytes(ownBytes))
+	own += float64(retransmits) * TCPSegmentPayload
+	if extra := sent - own - LinkAckShare*received; extra > ForeignFloor && extra > ForeignLinkShare*own {
+		return fmt.Sprintf("%s sent %s that the probe did not (%s of its own, while it received %s)", iface, FormatBytes(extra), FormatBytes(own), FormatBytes(received))
 	}
 	return ""
 }

@@ -31,25 +31,29 @@ func TestDisturbance(t *testing.T) {
 	}
 }
 
-// TestForeignLinkTraffic: a link probe's own headers and acknowledgements are not other
-// work; a flow beside it that takes a sixth of the link or more is.
+// TestForeignLinkTraffic: a link probe's own headers, retransmits and acknowledgements of
+// what its node received are not other work; a flow beside it that takes a sixth of the link
+// or more is.
 func TestForeignLinkTraffic(t *testing.T) {
 	const mib = 1 << 20
 	tests := []struct {
-		name      string
-		iface     string
-		sent, own float64
-		want      string
+		name                string
+		iface               string
+		sent, received, own float64
+		retransmits         int64
+		want                string
 	}{
-		{"headers and acknowledgements at a 1500-byte MTU", "eth0", 1000 * mib * 1.069, 1000 * mib, ""},
-		{"another flow beside it", "eth0", 1600 * mib, 1000 * mib, "eth0 sent 629.1 MB that the probe did not (1.0 GB of its own)"},
-		{"a short probe: above the share, under the floor", "eth0", 30 * mib, 15 * mib, ""},
-		{"no interface known: no byte check", "", 5000 * mib, 1000 * mib, ""},
-		{"fewer bytes than its own: nothing beside it", "eth0", 990 * mib, 1000 * mib, ""},
+		{"headers and acknowledgements at a 1500-byte MTU", "eth0", 1000*mib*1.046 + 1000*mib*0.046, 1000 * mib, 1000 * mib, 0, ""},
+		{"a slow link out, a fast one in: acknowledgements of ten times its own", "eth0", 100*mib*1.06 + 1000*mib*0.046, 1000 * mib, 100 * mib, 0, ""},
+		{"retransmits are its own", "eth0", 1250 * mib, 0, 1000 * mib, 100000, ""},
+		{"another flow beside it", "eth0", 1600 * mib, 0, 1000 * mib, 0, "eth0 sent 629.1 MB that the probe did not (1.0 GB of its own, while it received 0 B)"},
+		{"another flow beside it, the ring's pair arriving", "eth0", 1600*mib + 0.06*1000*mib, 1000 * mib, 1000 * mib, 0, "eth0 sent 629.1 MB that the probe did not (1.0 GB of its own, while it received 1.0 GB)"},
+		{"a short probe: above the share, under the floor", "eth0", 30 * mib, 0, 15 * mib, 0, ""},
+		{"no interface known: no byte check", "", 5000 * mib, 0, 1000 * mib, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ForeignLinkTraffic(tt.iface, tt.sent, tt.own); got != tt.want {
+			if got := ForeignLinkTraffic(tt.iface, tt.sent, tt.received, tt.own, tt.retransmits); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})

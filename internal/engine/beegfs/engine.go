@@ -122,6 +122,7 @@ func (e Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes [
 	v := &visit{bb: bb, nodes: nodes, in: in, place: place, res: res}
 	for _, step := range []provisionStep{
 		e.checkModulesStep, // (a) the kernel module, first
+		e.capacityStep,     //     and the space asked for fits what is free
 		e.allocateStep,     // (b) ports and the management address, recorded first
 		e.filesStep,        // (c) auth, licence, configuration
 		e.mgmtdStep,        // (d) mgmtd
@@ -164,9 +165,7 @@ func up(in Instance, place Placement, res engine.Result) engine.Result {
 func (e Engine) stillUp(ctx context.Context, in Instance, place Placement) (engine.Result, error) {
 	bb := in.BB
 	res := engine.Result{Prepared: map[string]bool{}}
-	if err := e.checkedFree(ctx, in, &res); err != nil {
-		return res, err
-	}
+	e.checkedFree(ctx, in, &res)
 	services := []*corev1.Pod{in.MgmtdPod(place.Mgmtd)}
 	for i, n := range place.Meta {
 		services = append(services, in.MetaPod(i, n))
@@ -352,21 +351,17 @@ func recordFree(res *engine.Result, node, msg string) {
 // check found before the services wrote there: what a burst buffer that reuses figures of
 // other burst buffers' probes shows as its own. The pods are read, never made again: a
 // check made now would count the burst buffer's own data as used.
-func (e Engine) checkedFree(ctx context.Context, in Instance, res *engine.Result) error {
+func (e Engine) checkedFree(ctx context.Context, in Instance, res *engine.Result) {
 	for i, n := range in.Nodes {
 		var pod corev1.Pod
-		err := e.Client.Get(ctx, client.ObjectKeyFromObject(in.ModuleCheckPod(i, n)), &pod)
-		if apierrors.IsNotFound(err) {
+		// Unknown when unreadable: whether the file system is up does not depend on it.
+		if e.Client.Get(ctx, client.ObjectKeyFromObject(in.ModuleCheckPod(i, n)), &pod) != nil {
 			continue
-		}
-		if err != nil {
-			return err
 		}
 		if st, msg := nodetask.StateOf(&pod); st == nodetask.Succeeded {
 			recordFree(res, n, msg)
 		}
 	}
-	return nil
 }
 
 // allocate picks the port shift and records it with the management address in status.

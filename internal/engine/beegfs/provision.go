@@ -34,6 +34,23 @@ func (e Engine) checkModulesStep(ctx context.Context, v *visit) (bool, error) {
 	return e.checkModules(ctx, v.in, &v.res)
 }
 
+// capacityStep stops before anything is written when a node has less free space than
+// spec.storage.capacityPerNode (its module check said how much): the controller refuses
+// such a burst buffer (InsufficientCapacity), and no service should start for it meanwhile.
+func (e Engine) capacityStep(_ context.Context, v *visit) (bool, error) {
+	want := v.bb.Spec.Storage.CapacityPerNode
+	if want == nil {
+		return true, nil
+	}
+	for _, n := range v.nodes {
+		if free, ok := v.res.FreeBytes[n]; ok && free < want.Value() {
+			v.res.Message = fmt.Sprintf("node %s has less space free than spec.storage.capacityPerNode %s: no service is started", n, want)
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // allocateStep records the ports and the address before anything listens. The visit ends
 // here so that the status patch lands before the first service pod exists.
 func (e Engine) allocateStep(ctx context.Context, v *visit) (bool, error) {
