@@ -434,6 +434,8 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity),
 			HaveField("Message", And(ContainSubstring(ns+"-a has 3Gi free"), ContainSubstring("when its BeeGFS module was checked"), Not(ContainSubstring(ns+"-b has"))))))
 		Eventually(phase(ctx, tight), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		Expect(condition(ctx, tight, v1alpha1.ConditionProvisioned)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity))
+		Expect(condition(ctx, tight, v1alpha1.ConditionReady)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity))
 		Consistently(podExists(ctx, ns, "tight-mgmtd-0"), "2s").Should(BeFalse(), "refused before any service starts")
 		Expect(get(ctx, tight).Status.BeeGFS).To(BeNil(), "nor were ports allocated")
 		tearDown(ctx, tight)

@@ -167,9 +167,10 @@ func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (
 	// In progress or failed: the reason tells which (summarise derives Failed from failure
 	// reasons such as ClientModuleMissing); watches on the engine's pods bring the next visit.
 	conditions.Set(bb, v1alpha1.ConditionProvisioned, metav1.ConditionFalse, res.Reason, res.Message)
-	if len(s.preparedFree) == len(s.nodes) {
-		// Every node's free space known before the file system is (beegfs: its module
-		// checks, and the engine waits): a capacity that does not fit is refused now.
+	if len(s.preparedFree) > 0 {
+		// Free space known before the file system is up (the nodes prepared so far; beegfs:
+		// its module checks, and the engine waits): a capacity that does not fit on a node
+		// is refused now.
 		if _, fits, err := r.reconcileFreeSpace(ctx, s); err != nil || !fits {
 			return ctrl.Result{}, false, err
 		}

@@ -311,7 +311,7 @@ func TestRealNetProbeCountsWhatItsInterfaceSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stopAll(other)
-	flow, err := startBackground(t.Context(), "iperf3", bench.Iperf3ClientArgs("127.0.0.1", otherPort, 1, 10*time.Second)...)
+	flow, err := startBackground(t.Context(), "iperf3", bench.Iperf3ClientArgs("127.0.0.1", otherPort, 4, 10*time.Second)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,8 +169,9 @@ func netClient(ctx context.Context, f *netFlags) (*bench.Result, error) {
 		agg.Clients = nil
 	}
 	if !slices.Contains(started, false) {
-		// The earliest start: every counter only grows.
-		first := slices.MinFunc(starts, func(a, b monitor.Counters) int { return cmp.Compare(a.Out, b.Out) })
+		// The earliest start: every counter only grows. One interface's counters serve all
+		// pairs, so with several a later pair's wait for its server is in the window too.
+		first := slices.MinFunc(starts, func(a, b monitor.Counters) int { return cmp.Or(cmp.Compare(a.Out, b.Out), cmp.Compare(a.In, b.In)) })
 		meter.record(&agg, first)
 	}
 	return &agg, nil

@@ -30,7 +30,7 @@ const (
 )
 
 // Foreign device traffic: a run counts as disturbed when its node's device moved more than
-// ForeignShare of the run's own bytes beyond them, and at least ForeignFloor bytes. File
+// ForeignShare of the run's own bytes beyond them, and more than ForeignFloor bytes. File
 // system metadata and the journal move a few MiB in a run of hundreds.
 const (
 	ForeignShare = 0.05

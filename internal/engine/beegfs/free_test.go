@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -70,6 +72,48 @@ func TestProvisionOnceUpGivesTheCheckedFreeSpace(t *testing.T) {
 				if p.Name == in.ModuleCheckPod(0, nodes[0]).Name && len(tc.pods) == 1 {
 					t.Errorf("the module check pod %s was made again once the file system was up", p.Name)
 				}
+			}
+		})
+	}
+}
+
+// A spec.storage.capacityPerNode larger than what a node's module check found free stops
+// provisioning before anything is allocated or started; nodes whose free space is unknown
+// do not stop it.
+func TestProvisionStopsWhereTheCapacityDoesNotFit(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	in := testInstance(2)
+	bb := in.BB
+	want := resource.MustParse("4Gi")
+	bb.Spec.Storage.CapacityPerNode = &want
+	nodes := in.Nodes
+	checked := func(i int, node string, free int64) *corev1.Pod {
+		pod := in.ModuleCheckPod(i, node)
+		b, _ := json.Marshal(bench.Report{Command: "check-module", Phase: bench.PhaseSucceeded, Node: node, FreeBytes: free})
+		pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: pod.Spec.Containers[0].Name,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: string(b)}}}}}
+		return pod
+	}
+	for _, tc := range []struct {
+		name    string
+		free    [2]int64
+		stopped bool
+	}{
+		{"one node short", [2]int64{5 << 30, 3 << 30}, true},
+		{"both fit", [2]int64{5 << 30, 4 << 30}, false},
+		{"one unknown, the other fits", [2]int64{0, 5 << 30}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&corev1.Pod{}).
+				WithObjects(checked(0, nodes[0], tc.free[0]), checked(1, nodes[1], tc.free[1])).Build()
+			res, err := Engine{Client: c, AgentImage: in.AgentImage}.Provision(context.Background(), bb.DeepCopy(), nodes)
+			stopped := res.Reason == v1alpha1.ReasonInsufficientCapacity
+			if stopped != tc.stopped {
+				t.Fatalf("stopped %v (%s: %s, err %v), want %v", stopped, res.Reason, res.Message, err, tc.stopped)
+			}
+			if stopped && (err != nil || res.Ready || !strings.Contains(res.Message, nodes[1]+" has less space free than spec.storage.capacityPerNode 4Gi")) {
+				t.Errorf("ready %v, err %v, message %q", res.Ready, err, res.Message)
 			}
 		})
 	}

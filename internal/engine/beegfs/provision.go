@@ -44,6 +44,7 @@ func (e Engine) capacityStep(_ context.Context, v *visit) (bool, error) {
 	}
 	for _, n := range v.nodes {
 		if free, ok := v.res.FreeBytes[n]; ok && free < want.Value() {
+			v.res.Reason = v1alpha1.ReasonInsufficientCapacity
 			v.res.Message = fmt.Sprintf("node %s has less space free than spec.storage.capacityPerNode %s: no service is started", n, want)
 			return false, nil
 		}
