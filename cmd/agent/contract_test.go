@@ -57,7 +57,7 @@ func TestContractRoundTrip(t *testing.T) {
 			return agentapi.DirRemove{Path: str(f, agentapi.FlagPath), Globals: globalsOf(f)}
 		}},
 		{filled(agentapi.CheckModule{}), func(f *pflag.FlagSet) agentapi.Request {
-			return agentapi.CheckModule{Name: str(f, agentapi.FlagName), MachineUUID: boolean(f, agentapi.FlagMachineUUID), Globals: globalsOf(f)}
+			return agentapi.CheckModule{Name: str(f, agentapi.FlagName), MachineUUID: boolean(f, agentapi.FlagMachineUUID), FreePath: str(f, agentapi.FlagFreePath), Globals: globalsOf(f)}
 		}},
 	} {
 		name := reflect.TypeOf(c.req).Name()
