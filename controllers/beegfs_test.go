@@ -405,11 +405,14 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 	It("takes the space free from its module checks: status.capacity, and a capacityPerNode that does not fit, refused before any service starts", func() {
 		// What agent check-module --free-path reports: the space free before the services
 		// write there. 3Gi on node a, 5Gi on node b.
+		passFreeOn := func(bb *v1alpha1.BurstBuffer, i int) {
+			free := []int64{3 << 30, 5 << 30}[i]
+			finishPod(ctx, ns, fmt.Sprintf("%s-modcheck-%d", bb.Name, i), corev1.PodSucceeded,
+				fmt.Sprintf(`{"command":"check-module","phase":"succeeded","freeBytes":%d}`, free))
+		}
 		passFree := func(bb *v1alpha1.BurstBuffer) {
-			for i, free := range []int64{3 << 30, 5 << 30} {
-				finishPod(ctx, ns, fmt.Sprintf("%s-modcheck-%d", bb.Name, i), corev1.PodSucceeded,
-					fmt.Sprintf(`{"command":"check-module","phase":"succeeded","freeBytes":%d}`, free))
-			}
+			passFreeOn(bb, 0)
+			passFreeOn(bb, 1)
 		}
 		bb := beegfsBB(ns, "free", 2)
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
@@ -429,13 +432,16 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		tight := beegfsBB(ns, "tight", 2)
 		tight.Spec.Storage.CapacityPerNode = ptr.To(resourceMust("4Gi"))
 		Expect(k8s.Create(ctx, tight)).To(Succeed())
-		passFree(tight)
+		// Node a's check, the short one, ends first: refused at once, node b still checking.
+		passFreeOn(tight, 0)
 		Eventually(condition(ctx, tight, v1alpha1.ConditionComponentsMeasured), timeout).Should(And(
 			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity),
 			HaveField("Message", And(ContainSubstring(ns+"-a has 3Gi free"), ContainSubstring("when its BeeGFS module was checked"), Not(ContainSubstring(ns+"-b has"))))))
 		Eventually(phase(ctx, tight), timeout).Should(Equal(v1alpha1.PhaseFailed))
-		Expect(condition(ctx, tight, v1alpha1.ConditionProvisioned)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity))
-		Expect(condition(ctx, tight, v1alpha1.ConditionReady)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity))
+		// Once both ended, the engine says why it goes no further.
+		passFreeOn(tight, 1)
+		Eventually(condition(ctx, tight, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity))
+		Eventually(condition(ctx, tight, v1alpha1.ConditionReady), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity))
 		Consistently(podExists(ctx, ns, "tight-mgmtd-0"), "2s").Should(BeFalse(), "refused before any service starts")
 		Expect(get(ctx, tight).Status.BeeGFS).To(BeNil(), "nor were ports allocated")
 		tearDown(ctx, tight)
