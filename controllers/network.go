@@ -95,10 +95,10 @@ func (r *BurstBufferReconciler) probeLinks(ctx context.Context, s *scope) (pairs
 // quick profile's pods wait in their chain before they measure): other burst buffers' pods on
 // the two nodes, what the client's interface sent that the probe did not (traffic, from its
 // report: limits.ForeignLinkTraffic), or a probe without the nodes' measuring locks. Decided
-// once and recorded on
-// the client pod, as a sweep run's conditions are: later visits (a second round of the
-// devices publishes stage 2 again, an operator restarted) must not decide again when the
-// pods that shared the nodes are gone, or when pods that ended later are in view.
+// once and recorded on the client pod, as a sweep run's conditions are: later visits (a
+// second round of the devices publishes stage 2 again, an operator restarted) must not
+// decide again when the pods that shared the nodes are gone, or when pods that ended later
+// are in view.
 func (r *BurstBufferReconciler) linkDisturbance(ctx context.Context, s *scope, pod *corev1.Pod, cliNode, srvNode string, start, end time.Time, traffic string) ([]string, error) {
 	if pod == nil {
 		return nil, nil

@@ -83,13 +83,13 @@ func (m *deviceMeter) metered(fn func() (*bench.Result, error)) (*bench.Result, 
 }
 
 // linkMeter reads the counters of the network interface that holds the address the kernel
-// sends from to a host, in /proc/net/dev (of the agent's network namespace: a link probe runs
-// in the node's).
+// sends from toward a host, in /proc/net/dev (of the agent's network namespace: a link probe
+// runs in the node's).
 type linkMeter struct {
 	name string
 }
 
-// newLinkMeter is the meter of the interface with the address the kernel sends from to host:
+// newLinkMeter is the meter of the interface with the address the kernel sends from toward host:
 // a connected UDP socket asks the routing table without sending anything. Nil when that
 // interface cannot be told.
 func newLinkMeter(host string) *linkMeter {
