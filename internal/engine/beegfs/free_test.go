@@ -17,6 +17,16 @@ import (
 	"github.com/beeburst/beeburst/internal/bench"
 )
 
+// checkedPod is the i-th node's module check pod, ended with a report of free bytes free (0:
+// an agent that does not report it).
+func checkedPod(in Instance, i int, node string, free int64) *corev1.Pod {
+	pod := in.ModuleCheckPod(i, node)
+	b, _ := json.Marshal(bench.Report{Command: "check-module", Phase: bench.PhaseSucceeded, Node: node, FreeBytes: free})
+	pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: pod.Spec.Containers[0].Name,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: string(b)}}}}}
+	return pod
+}
+
 // Once the file system is up, Provision still gives the space each node's module check found
 // free before the services wrote there: what a burst buffer that reuses other burst buffers'
 // figures shows as its own. A report without it (an older agent) leaves the node unknown, and
@@ -28,13 +38,7 @@ func TestProvisionOnceUpGivesTheCheckedFreeSpace(t *testing.T) {
 	bb := in.BB
 	bb.Status.Mount = &v1alpha1.MountStatus{Path: bb.Spec.Workload.MountPath, HostPath: MountPoint(bb)}
 	bb.Status.BeeGFS = &v1alpha1.BeeGFSStatus{ConnPortShift: in.Shift, ManagementAddress: "10.0.0.1:8008"}
-	checked := func(i int, node string, free int64) *corev1.Pod {
-		pod := in.ModuleCheckPod(i, node)
-		b, _ := json.Marshal(bench.Report{Command: "check-module", Phase: bench.PhaseSucceeded, Node: node, FreeBytes: free})
-		pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: pod.Spec.Containers[0].Name,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: string(b)}}}}}
-		return pod
-	}
+	checked := func(i int, node string, free int64) *corev1.Pod { return checkedPod(in, i, node, free) }
 	node := func(name, ip string) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}}}
@@ -88,13 +92,7 @@ func TestProvisionStopsWhereTheCapacityDoesNotFit(t *testing.T) {
 	want := resource.MustParse("4Gi")
 	bb.Spec.Storage.CapacityPerNode = &want
 	nodes := in.Nodes
-	checked := func(i int, node string, free int64) *corev1.Pod {
-		pod := in.ModuleCheckPod(i, node)
-		b, _ := json.Marshal(bench.Report{Command: "check-module", Phase: bench.PhaseSucceeded, Node: node, FreeBytes: free})
-		pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: pod.Spec.Containers[0].Name,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: string(b)}}}}}
-		return pod
-	}
+	checked := func(i int, node string, free int64) *corev1.Pod { return checkedPod(in, i, node, free) }
 	for _, tc := range []struct {
 		name    string
 		free    [2]int64
