@@ -106,18 +106,17 @@ func (r *BurstBufferReconciler) reconcileFreeSpace(ctx context.Context, s *scope
 	if len(s.preparedFree) == 0 || bb.Status.ValidationStartTime != nil || bb.Status.ReadyTime != nil {
 		return ctrl.Result{}, true, nil
 	}
-	if bb.Spec.Storage.CapacityPerNode == nil {
-		if c := preparedCapacity(s); c != nil && bb.Spec.Validation.Profile == v1alpha1.ProfileNone {
-			bb.Status.Capacity = c
-		}
-		return ctrl.Result{}, true, nil
-	}
 	when := "when its directory was made"
 	if bb.Spec.Engine == v1alpha1.EngineBeeGFS {
 		when = "when its BeeGFS module was checked"
 	}
 	msg := capacityShortfall(bb, s.nodes, s.preparedFree, when)
 	if msg == "" {
+		if bb.Spec.Storage.CapacityPerNode == nil && bb.Spec.Validation.Profile == v1alpha1.ProfileNone {
+			if c := preparedCapacity(s); c != nil {
+				bb.Status.Capacity = c
+			}
+		}
 		return ctrl.Result{}, true, nil
 	}
 	conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity, msg)
@@ -128,35 +127,45 @@ func (r *BurstBufferReconciler) reconcileFreeSpace(ctx context.Context, s *scope
 	return ctrl.Result{}, false, r.releaseIfIdle(ctx, s, true)
 }
 
-// capacityShortfall compares spec.storage.capacityPerNode with the space found free on each
-// node (free, by node, found as source says) and returns, when some node has less, a
-// message naming every such node; "" when the capacity fits, was not asked for, or nothing
-// saw the node's free space.
+// capacityShortfall compares the space found free on each node (free, by node, found as
+// source says; a node missing from it is unknown) with spec.storage.capacityPerNode and
+// returns, when some node has less or none at all, a message naming every such node; ""
+// when the capacity fits. A node with no space free is refused whether or not a capacity
+// was asked for: the job could not write a byte there.
 func capacityShortfall(bb *v1alpha1.BurstBuffer, nodes []string, free map[string]int64, source string) string {
 	want := bb.Spec.Storage.CapacityPerNode
-	if want == nil {
-		return ""
-	}
 	var short []string
+	full := false
 	smallest := int64(-1)
 	for _, n := range nodes {
-		f := free[n]
-		if f <= 0 {
-			continue
-		}
-		if smallest < 0 || f < smallest {
-			smallest = f
-		}
-		if f < want.Value() {
-			short = append(short, fmt.Sprintf("node %s has %s free", n, mebibytes(f)))
+		f, known := free[n]
+		switch {
+		case !known:
+		case f <= 0:
+			full = true
+			short = append(short, fmt.Sprintf("node %s has no space free", n))
+		default:
+			if smallest < 0 || f < smallest {
+				smallest = f
+			}
+			if want != nil && f < want.Value() {
+				short = append(short, fmt.Sprintf("node %s has %s free", n, mebibytes(f)))
+			}
 		}
 	}
 	if len(short) == 0 {
 		return ""
 	}
 	sort.Strings(short)
-	return fmt.Sprintf("spec.storage.capacityPerNode %s does not fit: %s at spec.storage.path %s (%s). Create a new BurstBuffer with a capacityPerNode of at most %s, or on nodes with more free space",
-		want.String(), strings.Join(short, ", "), bb.Spec.Storage.Path, source, mebibytes(smallest))
+	where := fmt.Sprintf("%s at spec.storage.path %s (%s)", strings.Join(short, ", "), bb.Spec.Storage.Path, source)
+	switch {
+	case want == nil:
+		return fmt.Sprintf("no space to write: %s. Create a new BurstBuffer on nodes with free space, or once space was freed there", where)
+	case full || smallest < 0:
+		return fmt.Sprintf("spec.storage.capacityPerNode %s does not fit: %s. Create a new BurstBuffer on nodes with more free space, or once space was freed there", want.String(), where)
+	}
+	return fmt.Sprintf("spec.storage.capacityPerNode %s does not fit: %s. Create a new BurstBuffer with a capacityPerNode of at most %s, or on nodes with more free space",
+		want.String(), where, mebibytes(smallest))
 }
 
 // mebibytes writes a byte count in whole MiB, as status.capacity does ("3891Mi").

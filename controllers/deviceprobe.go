@@ -235,7 +235,10 @@ func probeFigures(msg string) (nodecache.Figures, string, error) {
 	if rep.Phase != bench.PhaseSucceeded {
 		return nodecache.Figures{}, "", fmt.Errorf("probe %s: %s", rep.Phase, rep.Message)
 	}
-	f := nodecache.Figures{MeasuredTime: rep.EndTime, FreeBytes: rep.FreeBytes, Hardware: rep.Hardware}
+	f := nodecache.Figures{MeasuredTime: rep.EndTime, Hardware: rep.Hardware}
+	if rep.FreeBytes != nil {
+		f.FreeBytes = *rep.FreeBytes
+	}
 	var write, read bench.Result
 	for _, res := range rep.Results {
 		switch res.Operation {

@@ -20,7 +20,7 @@ import (
 
 // discoveryReport is a device probe's report with what the agent read from the node's sysfs.
 func discoveryReport(node string, write, read float64, hw *bench.Hardware) string {
-	b, _ := json.Marshal(bench.Report{Command: "probe-device", Tool: "fio", Phase: bench.PhaseSucceeded, Node: node, FreeBytes: 4 << 30,
+	b, _ := json.Marshal(bench.Report{Command: "probe-device", Tool: "fio", Phase: bench.PhaseSucceeded, Node: node, FreeBytes: new(int64(4 << 30)),
 		StartTime: time.Now().Add(-5 * time.Second), EndTime: time.Now(), Hardware: hw,
 		Results: []bench.Result{{Operation: bench.OpWrite, BytesPerSecond: write, RuntimeSeconds: 3}, {Operation: bench.OpRead, BytesPerSecond: read, RuntimeSeconds: 3}}})
 	return string(b)

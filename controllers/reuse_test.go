@@ -37,8 +37,9 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		finishPod(ctx, ns, name+"-prep-0", corev1.PodSucceeded, "")
 		finishPod(ctx, ns, name+"-prep-1", corev1.PodSucceeded, "")
 	}
-	// preparedWith plays the prepare pods of name, each reporting free bytes free.
-	preparedWith := func(name string, free int64) {
+	// preparedWith plays the prepare pods of name, each reporting free bytes free (nil: an
+	// agent that does not say).
+	preparedWith := func(name string, free *int64) {
 		for i, n := range nodes {
 			b, _ := json.Marshal(bench.Report{Command: "dir-create", Phase: bench.PhaseSucceeded, Node: n, FreeBytes: free,
 				StartTime: time.Now().Add(-time.Second), EndTime: time.Now()})
@@ -46,8 +47,8 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		}
 	}
 	// measured creates a quick burst buffer and plays its whole validation, its prepare pods
-	// reporting free bytes free on each node (0: none).
-	measured := func(name string, free int64) *v1alpha1.BurstBuffer {
+	// reporting free bytes free on each node (nil: nothing).
+	measured := func(name string, free *int64) *v1alpha1.BurstBuffer {
 		bb := quick(name)
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		preparedWith(name, free)
@@ -84,7 +85,7 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		other := record("other", time.Hour)
 		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, other))).To(Succeed()) })
 
-		first := measured("first", 0)
+		first := measured("first", nil)
 		measured := get(ctx, first)
 		ids := make([]string, len(nodes)) // a record is of the Node objects measured
 		for i, n := range nodes {
@@ -155,13 +156,13 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 	})
 
 	It("holds a reused validation's capacity to the space free now, as the prepare pods found it", func() {
-		first := measured("first", 4<<30)
+		first := measured("first", new(int64(4<<30)))
 		Expect(get(ctx, first).Status.Capacity.String()).To(Equal("8Gi"))
 
 		By("the first burst buffer's job filled most of the disks: the next one reuses its figures, not its free space")
 		second := quick("second")
 		Expect(k8s.Create(ctx, second)).To(Succeed())
-		preparedWith("second", 1<<30)
+		preparedWith("second", new(int64(1<<30)))
 		Eventually(phase(ctx, second), timeout).Should(Equal(v1alpha1.PhaseReady))
 		Expect(condition(ctx, second, v1alpha1.ConditionValidated)()).To(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReused))
 		Expect(get(ctx, second).Status.Capacity.String()).To(Equal("2Gi"), "the space free for it, not the source's 8Gi")
@@ -170,7 +171,7 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		third := quick("third")
 		third.Spec.Storage.CapacityPerNode = ptr.To(resource.MustParse("2Gi"))
 		Expect(k8s.Create(ctx, third)).To(Succeed())
-		preparedWith("third", 1<<30)
+		preparedWith("third", new(int64(1<<30)))
 		Eventually(condition(ctx, third, v1alpha1.ConditionComponentsMeasured), timeout).Should(And(
 			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity),
 			HaveField("Message", And(ContainSubstring("has 1Gi free"), ContainSubstring("when its directory was made")))))
@@ -189,14 +190,14 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 			node.Labels[v1alpha1.LabelLinkRateBitsPerSecond] = "1G"
 			Expect(k8s.Update(ctx, &node)).To(Succeed())
 		}
-		first := measured("first", 4<<30)
+		first := measured("first", new(int64(4<<30)))
 
 		By("the devices' figures reused, the sweep measured: the capacity is the space free for it")
 		off := false
 		second := quick("second")
 		second.Spec.Validation.ReuseSweep = &off
 		Expect(k8s.Create(ctx, second)).To(Succeed())
-		preparedWith("second", 1<<30)
+		preparedWith("second", new(int64(1<<30)))
 		Eventually(condition(ctx, second, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonProbing))
 		finishNetwork(ctx, ns, "second", nodes, 118e6)
 		Eventually(condition(ctx, second, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonReused))
@@ -208,17 +209,30 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		none.Spec.Validation.Profile = v1alpha1.ProfileNone
 		none.Spec.Storage.CapacityPerNode = ptr.To(resource.MustParse("2Gi"))
 		Expect(k8s.Create(ctx, none)).To(Succeed())
-		preparedWith("none", 1<<30)
+		preparedWith("none", new(int64(1<<30)))
 		Eventually(condition(ctx, none, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity))
 		Eventually(phase(ctx, none), timeout).Should(Equal(v1alpha1.PhaseFailed))
 		shown := localBB(ns, "shown", 2)
 		shown.Spec.Validation.Profile = v1alpha1.ProfileNone
 		Expect(k8s.Create(ctx, shown)).To(Succeed())
-		preparedWith("shown", 1<<30)
+		preparedWith("shown", new(int64(1<<30)))
 		Eventually(phase(ctx, shown), timeout).Should(Equal(v1alpha1.PhaseReady))
 		Expect(get(ctx, shown).Status.Capacity.String()).To(Equal("2Gi"))
 		for _, bb := range []*v1alpha1.BurstBuffer{first, second, none, shown} {
 			tearDown(ctx, bb)
 		}
+	})
+	It("refuses nodes whose storage path has no space free, whether or not a capacity was asked for", func() {
+		full := quick("full")
+		Expect(k8s.Create(ctx, full)).To(Succeed())
+		preparedWith("full", new(int64(0)))
+		Eventually(condition(ctx, full, v1alpha1.ConditionComponentsMeasured), timeout).Should(SatisfyAll(
+			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonInsufficientCapacity),
+			WithTransform(func(c *metav1.Condition) string { return c.Message }, Equal(fmt.Sprintf(
+				"no space to write: node %s has no space free, node %s has no space free at spec.storage.path /mnt/nvme (when its directory was made). "+
+					"Create a new BurstBuffer on nodes with free space, or once space was freed there", nodes[0], nodes[1])))))
+		Eventually(phase(ctx, full), timeout).Should(Equal(v1alpha1.PhaseFailed))
+		Expect(podExists(ctx, ns, "full-probe-dev-0")()).To(BeFalse(), "nothing is measured on a full node")
+		tearDown(ctx, full)
 	})
 })

@@ -24,7 +24,7 @@ import (
 // The agent's reports are simulated here (no kubelet runs pods in envtest); their shape is the
 // agent's own type, and the agent's tests run the real tools.
 func deviceReport(node string, write, read float64) string {
-	b, _ := json.Marshal(bench.Report{Command: "probe-device", Tool: "fio", Phase: bench.PhaseSucceeded, Node: node, FreeBytes: 4 << 30,
+	b, _ := json.Marshal(bench.Report{Command: "probe-device", Tool: "fio", Phase: bench.PhaseSucceeded, Node: node, FreeBytes: new(int64(4 << 30)),
 		StartTime: time.Now().Add(-5 * time.Second), EndTime: time.Now(),
 		Results: []bench.Result{{Operation: bench.OpWrite, BytesPerSecond: write, RuntimeSeconds: 3}, {Operation: bench.OpRead, BytesPerSecond: read, RuntimeSeconds: 3}}})
 	return string(b)

@@ -90,8 +90,8 @@ func TestRealDeviceProbe(t *testing.T) {
 	if w.Processes != 2 || rd.Processes != 2 {
 		t.Errorf("processes %d/%d", w.Processes, rd.Processes)
 	}
-	if r.FreeBytes <= 0 {
-		t.Errorf("the probe must report the free space it found (the burst buffer's capacity): %d", r.FreeBytes)
+	if r.FreeBytes == nil || *r.FreeBytes <= 0 {
+		t.Errorf("the probe must report the free space it found (the burst buffer's capacity): %v", r.FreeBytes)
 	}
 	if r.Tools.Fio == "" || r.Monitor == nil || r.Monitor.Samples < 2 {
 		t.Errorf("tools %+v monitor %+v", r.Tools, r.Monitor)
@@ -472,8 +472,8 @@ func TestDirCreateRemove(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create's report: %v: %s", err, out.String())
 	}
-	if want, err := freeBytes(dir); err != nil || rep.FreeBytes <= 0 || math.Abs(float64(rep.FreeBytes)-float64(want)) > 64<<20 {
-		t.Fatalf("create reported %d bytes free, statfs says %d (%v)", rep.FreeBytes, want, err)
+	if want, err := freeBytes(dir); err != nil || rep.FreeBytes == nil || math.Abs(float64(*rep.FreeBytes)-float64(want)) > 64<<20 {
+		t.Fatalf("create reported %v bytes free, statfs says %d (%v)", rep.FreeBytes, want, err)
 	}
 	out.Reset()
 	if err := os.WriteFile(filepath.Join(dir, "result"), []byte("x"), 0o644); err != nil {
@@ -573,19 +573,19 @@ func TestCheckModule(t *testing.T) {
 	if want := "the beegfs kernel module is loaded (version 8.3.1); machine uuid " + id; code != 0 || r.Message != want {
 		t.Errorf("with DMI: exit %d, message %q, want %q", code, r.Message, want)
 	}
-	if r.FreeBytes != 0 {
-		t.Errorf("free space reported without --free-path: %d", r.FreeBytes)
+	if r.FreeBytes != nil {
+		t.Errorf("free space reported without --free-path: %d", *r.FreeBytes)
 	}
 
 	// --free-path: the space free where the burst buffer's targets go, as statfs(2) says.
 	storage := t.TempDir()
 	code, r, _ = agent(t, "-q", "check-module", "--name", "beegfs", "--proc-root", proc, "--sys-root", sys, "--free-path", storage)
-	if want, err := freeBytes(storage); code != 0 || err != nil || r.FreeBytes <= 0 || math.Abs(float64(r.FreeBytes)-float64(want)) > 64<<20 {
-		t.Errorf("--free-path: exit %d, reported %d bytes free, statfs says %d (%v)", code, r.FreeBytes, want, err)
+	if want, err := freeBytes(storage); code != 0 || err != nil || r.FreeBytes == nil || math.Abs(float64(*r.FreeBytes)-float64(want)) > 64<<20 {
+		t.Errorf("--free-path: exit %d, reported %v bytes free, statfs says %d (%v)", code, r.FreeBytes, want, err)
 	}
 	code, r, _ = agent(t, "-q", "check-module", "--name", "beegfs", "--proc-root", proc, "--sys-root", sys, "--free-path", filepath.Join(storage, "missing"))
-	if code != 0 || r.FreeBytes != 0 {
-		t.Errorf("an unreadable --free-path leaves the space unknown and the module's answer standing: exit %d, %d bytes", code, r.FreeBytes)
+	if code != 0 || r.FreeBytes != nil {
+		t.Errorf("an unreadable --free-path leaves the space unknown and the module's answer standing: exit %d, %v bytes", code, r.FreeBytes)
 	}
 }
 

@@ -136,7 +136,7 @@ The Report's "hardware" holds them; what cannot be read or trusted is left out w
 			return runReport(g, stdout, agentapi.CmdProbeDevice, func(ctx context.Context, r *bench.Report) error {
 				r.Tool = bench.ToolFio
 				if free, err := freeBytes(f.dir); err == nil {
-					r.FreeBytes = int64(free)
+					r.FreeBytes = new(int64(free))
 				}
 				r.Hardware = discoverHardware(sys, f.dir, linkAddress, hostInterfaces)
 				wd, cleanup, err := workDir(f.dir, "probe")

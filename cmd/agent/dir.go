@@ -42,7 +42,7 @@ func newDir(g *globals, stdout io.Writer) *cobra.Command {
 				// The space free for this burst buffer now: figures reused from another
 				// burst buffer's device probe say what was free then.
 				if free, err := freeBytes(path); err == nil {
-					r.FreeBytes = int64(free)
+					r.FreeBytes = new(int64(free))
 				}
 				return nil
 			})

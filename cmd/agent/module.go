@@ -59,7 +59,7 @@ func newCheckModule(g *globals, stdout io.Writer) *cobra.Command {
 					// reused from another burst buffer's device probe say what was free then.
 					// Unknown when it cannot be read: the module's answer stands.
 					if free, err := freeBytes(freePath); err == nil {
-						r.FreeBytes = int64(free)
+						r.FreeBytes = new(int64(free))
 					} else {
 						logf("free space of %s: %v", freePath, err)
 					}

@@ -93,8 +93,8 @@ func (r Report) Validate() error {
 			}
 		}
 	}
-	if r.FreeBytes < 0 {
-		bad("freeBytes %d is negative", r.FreeBytes)
+	if r.FreeBytes != nil && *r.FreeBytes < 0 {
+		bad("freeBytes %d is negative", *r.FreeBytes)
 	}
 	if h := r.Hardware; h != nil {
 		if h.LinkMbps < 0 || float64(h.LinkMbps)*1e6 > limits.MaxLinkBitsPerSecond {

@@ -34,7 +34,7 @@ func TestDecodeReport(t *testing.T) {
 		{"monitor", func(r *Report) { r.Monitor.Devices[3].Intervals[7] = 1e300 }, "monitor: nvme3n1: 1e+300 bytes/s is more than 100 PB/s"},
 		{"phase", func(r *Report) { r.Phase = "done" }, `unknown phase "done"`},
 		{"link", func(r *Report) { r.Hardware = &Hardware{LinkMbps: 4294967295} }, "hardware: link speed 4294967295 Mb/s is not from 0 to 1e+08"},
-		{"free", func(r *Report) { r.FreeBytes = -5 }, "freeBytes -5 is negative"},
+		{"free", func(r *Report) { r.FreeBytes = new(int64(-5)) }, "freeBytes -5 is negative"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := bigReport()

@@ -184,7 +184,8 @@ type Report struct {
 	// the directory it made (dir create), or at --free-path (check-module, before the BeeGFS
 	// services write there): the operator publishes it as the burst buffer's
 	// capacity when the spec gives none, and holds spec.storage.capacityPerNode against it.
-	FreeBytes int64 `json:"freeBytes,omitempty"`
+	// Nil when it could not be read; 0 is a full file system.
+	FreeBytes *int64 `json:"freeBytes,omitempty"`
 	// Hardware is what the device probe read about its node from sysfs (link speed, device
 	// model, file system size).
 	Hardware *Hardware `json:"hardware,omitempty"`

@@ -335,16 +335,16 @@ func (e Engine) checkModules(ctx context.Context, in Instance, res *engine.Resul
 }
 
 // recordFree puts the space free on node that its module check reported (msg) on res; an
-// agent that did not report it leaves the node unknown.
+// agent that did not report it leaves the node unknown (0 is a full file system).
 func recordFree(res *engine.Result, node, msg string) {
 	rep, err := bench.DecodeReport([]byte(msg))
-	if err != nil || rep.FreeBytes <= 0 {
+	if err != nil || rep.FreeBytes == nil {
 		return
 	}
 	if res.FreeBytes == nil {
 		res.FreeBytes = map[string]int64{}
 	}
-	res.FreeBytes[node] = rep.FreeBytes
+	res.FreeBytes[node] = *rep.FreeBytes
 }
 
 // checkedFree is, once the file system is up, the space free on each node that its module

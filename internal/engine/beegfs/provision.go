@@ -34,20 +34,25 @@ func (e Engine) checkModulesStep(ctx context.Context, v *visit) (bool, error) {
 	return e.checkModules(ctx, v.in, &v.res)
 }
 
-// capacityStep stops before anything is written when a node has less free space than
+// capacityStep stops before anything is written when a node has no space free, or less than
 // spec.storage.capacityPerNode (its module check said how much): the controller refuses
 // such a burst buffer (InsufficientCapacity), and no service should start for it meanwhile.
 func (e Engine) capacityStep(_ context.Context, v *visit) (bool, error) {
 	want := v.bb.Spec.Storage.CapacityPerNode
-	if want == nil {
-		return true, nil
-	}
 	for _, n := range v.nodes {
-		if free, ok := v.res.FreeBytes[n]; ok && free < want.Value() {
-			v.res.Reason = v1alpha1.ReasonInsufficientCapacity
+		free, ok := v.res.FreeBytes[n]
+		switch {
+		case !ok:
+			continue
+		case free <= 0:
+			v.res.Message = fmt.Sprintf("node %s has no space free at spec.storage.path: no service is started", n)
+		case want != nil && free < want.Value():
 			v.res.Message = fmt.Sprintf("node %s has less space free than spec.storage.capacityPerNode %s: no service is started", n, want)
-			return false, nil
+		default:
+			continue
 		}
+		v.res.Reason = v1alpha1.ReasonInsufficientCapacity
+		return false, nil
 	}
 	return true, nil
 }

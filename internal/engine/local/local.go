@@ -64,9 +64,9 @@ func (e *Engine) Provision(ctx context.Context, bb *v1alpha1.BurstBuffer, nodes 
 		case nodetask.Succeeded:
 			res.Prepared[n] = true
 			// The space free after the directory was made (an agent that does not report it:
-			// unknown).
-			if rep, err := bench.DecodeReport([]byte(msgs[i])); err == nil && rep.FreeBytes > 0 {
-				res.FreeBytes[n] = rep.FreeBytes
+			// unknown; 0 is a full file system).
+			if rep, err := bench.DecodeReport([]byte(msgs[i])); err == nil && rep.FreeBytes != nil {
+				res.FreeBytes[n] = *rep.FreeBytes
 			}
 		case nodetask.Failed:
 			failed = append(failed, fmt.Sprintf("%s: %s", n, msgs[i]))

@@ -62,7 +62,7 @@ func TestPodsRunWithoutPrivilege(t *testing.T) {
 }
 
 // Provision reads the space each prepare pod found free after it made the directory; a
-// report without it (an older agent) leaves the node unknown.
+// report without it (an older agent) leaves the node unknown, and 0 is a full file system.
 func TestProvisionReadsFreeSpace(t *testing.T) {
 	scheme := runtime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
@@ -73,18 +73,19 @@ func TestProvisionReadsFreeSpace(t *testing.T) {
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: msg}}}}}
 		return pod
 	}
-	report := func(node string, free int64) string {
+	report := func(node string, free *int64) string {
 		b, _ := json.Marshal(bench.Report{Command: "dir-create", Phase: bench.PhaseSucceeded, Node: node, FreeBytes: free})
 		return string(b)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&corev1.Pod{}).
-		WithObjects(done(0, "n1", report("n1", 5<<30)), done(1, "n2", report("n2", 0))).Build()
+		WithObjects(done(0, "n1", report("n1", new(int64(5<<30)))), done(1, "n2", report("n2", nil)), done(2, "n3", report("n3", new(int64(0))))).Build()
 	e := &Engine{Client: c, AgentImage: "img"}
-	res, err := e.Provision(context.Background(), bb, []string{"n1", "n2"})
+	res, err := e.Provision(context.Background(), bb, []string{"n1", "n2", "n3"})
 	if err != nil || !res.Ready {
-		t.Fatalf("ready %v, err %v: both prepare pods succeeded", res.Ready, err)
+		t.Fatalf("ready %v, err %v: every prepare pod succeeded", res.Ready, err)
 	}
-	if want := map[string]int64{"n1": 5 << 30}; !maps.Equal(res.FreeBytes, want) {
+	// n2's agent did not say (unknown); n3's file system is full.
+	if want := map[string]int64{"n1": 5 << 30, "n3": 0}; !maps.Equal(res.FreeBytes, want) {
 		t.Errorf("free bytes %v, want %v", res.FreeBytes, want)
 	}
 }

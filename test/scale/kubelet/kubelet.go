@@ -331,7 +331,7 @@ func (k *Kubelet) task(ctx context.Context, pod *corev1.Pod, t task, node Node) 
 	key := string(pod.UID)
 	switch t.command {
 	case agentapi.CmdDir + " " + agentapi.CmdDirCreate:
-		return bench.Report{Command: agentapi.CmdDir + "-" + agentapi.CmdDirCreate, FreeBytes: node.FreeBytes}, k.sleepErr(ctx, 20*time.Millisecond)
+		return bench.Report{Command: agentapi.CmdDir + "-" + agentapi.CmdDirCreate, FreeBytes: new(node.FreeBytes)}, k.sleepErr(ctx, 20*time.Millisecond)
 	case agentapi.CmdDir + " " + agentapi.CmdDirRemove:
 		if p := t.flags[agentapi.FlagPath]; p != "" {
 			k.dropChains(node.Name, agentapi.ChainDirOf(p), serverKey(pod, node.Name))

@@ -103,7 +103,7 @@ func deviceReport(n Node, t task, key string) bench.Report {
 	rt := t.duration(agentapi.FlagRuntime, 10*time.Second)
 	eff := processEfficiency(jobs)
 	rep := bench.Report{
-		Command: agentapi.CmdProbeDevice, Tool: bench.ToolFio, FreeBytes: n.FreeBytes,
+		Command: agentapi.CmdProbeDevice, Tool: bench.ToolFio, FreeBytes: new(n.FreeBytes),
 		Results: []bench.Result{
 			sequential(bench.OpWrite, n.WriteBytesPerSecond*eff*jitter(key+"/w", 0.01), jobs, rt, t.blockSize()),
 			sequential(bench.OpRead, n.ReadBytesPerSecond*eff*jitter(key+"/r", 0.01), jobs, rt, t.blockSize()),
