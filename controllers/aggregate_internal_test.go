@@ -3,6 +3,7 @@ package controllers
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/limits"
@@ -31,5 +32,37 @@ func TestAggregate(t *testing.T) {
 	}
 	if got := aggregate([]nodeRun{{write: bench.Result{}}}, limits.Write, false); got != 0 {
 		t.Errorf("no runtime: %v, want 0", got)
+	}
+}
+
+// TestAggregateSharedRunsApart: runs on one file system that did not run at once (each node's
+// pod started when its kubelet started it) count over the time they spanned together, so the
+// bytes a node moved while the other had not started are not counted as moved beside it; runs
+// at once count as before, and a report without end times (an older agent) too.
+func TestAggregateSharedRunsApart(t *testing.T) {
+	mib := int64(1 << 20)
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	run := func(node string, end time.Duration) nodeRun {
+		return nodeRun{node: node, write: bench.Result{Bytes: 200 * mib, RuntimeSeconds: 2, End: t0.Add(end)}}
+	}
+	for _, tc := range []struct {
+		name    string
+		runs    []nodeRun
+		seconds float64 // the time the figure counts over
+	}{
+		{"at once", []nodeRun{run("a", 2*time.Second), run("b", 2*time.Second)}, 2},
+		{"50 ms apart: within one runtime", []nodeRun{run("a", 2*time.Second), run("b", 2050*time.Millisecond)}, 2.05},
+		{"1 s apart", []nodeRun{run("a", 2*time.Second), run("b", 3*time.Second)}, 3},
+		{"one after the other", []nodeRun{run("a", 2*time.Second), run("b", 4*time.Second)}, 4},
+		{"no end times", []nodeRun{{node: "a", write: bench.Result{Bytes: 200 * mib, RuntimeSeconds: 2}}, run("b", 9*time.Second)}, 2},
+	} {
+		got := aggregate(tc.runs, limits.Write, true)
+		if want := float64(400*mib) / tc.seconds; math.Abs(got-want) > 1 {
+			t.Errorf("%s: %.0f B/s, want %.0f (400 MiB over %.2f s)", tc.name, got, want, tc.seconds)
+		}
+		// Each node's own storage: the sum of the rates, whenever each ran.
+		if own, want := aggregate(tc.runs, limits.Write, false), float64(400*mib)/2; math.Abs(own-want) > 1 {
+			t.Errorf("%s, independent nodes: %.0f B/s, want %.0f", tc.name, own, want)
+		}
 	}
 }

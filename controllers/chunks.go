@@ -334,7 +334,7 @@ func sumMeasure(reports []bench.Report, m sizing.Measure) (float64, bool) {
 	case m == sizing.MeasureRandWrite || m == sizing.MeasureRandRead:
 		return ops, ops > 0
 	}
-	if v := allClients(results); v > 0 {
+	if v := allClients(results, spanned(results)); v > 0 {
 		return v, true
 	}
 	return rate, rate > 0

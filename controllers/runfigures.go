@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"time"
+
 	"fmt"
 	"sort"
 
@@ -60,9 +62,12 @@ func monitorSweep(s *scope, runs map[sweepPoint][]nodeRun) (*v1alpha1.Monitoring
 
 // aggregate is a point's aggregate over the nodes that ran it at once (allClients).
 //
-// shared: the nodes ran on one file system (beegfs), at once, and the figure is what that
-// file system moved: total bytes over the slowest runtime, as IOR and fio's client mode count.
-// Otherwise (the local engine, a node-local comparison) each node measured its own storage,
+// shared: the nodes ran on one file system (beegfs), and the figure is what that file system
+// moved: total bytes over the slowest runtime, as IOR and fio's client mode count, when the
+// runs ran at once; nothing starts them together (each node's pod starts when its kubelet
+// starts it), so runs that started apart count over the time they spanned together
+// (spanned): a node that ran while another had not started met less contention, and its
+// bytes must not count as moved beside the other's. Otherwise (the local engine, a node-local comparison) each node measured its own storage,
 // not necessarily at the same moment (the quick profile chains each node's runs on its own),
 // and the figure is the sum of the nodes' rates: one node's slower end (a final flush) must
 // not lower what the others measured.
@@ -76,22 +81,41 @@ func aggregate(runs []nodeRun, op limits.Operation, shared bool) float64 {
 		results = append(results, res)
 	}
 	if shared {
-		return allClients(results)
+		return allClients(results, spanned(results))
 	}
 	sum := 0.0
 	for _, res := range results {
-		sum += allClients([]bench.Result{res})
+		sum += allClients([]bench.Result{res}, 0)
 	}
 	return sum
+}
+
+// spanned is the time from the first of results' runs starting to the last ending, in
+// seconds; 0 when a result does not say when it ended (an older agent).
+func spanned(results []bench.Result) float64 {
+	var first, last time.Time
+	for i, res := range results {
+		if res.End.IsZero() {
+			return 0
+		}
+		start := res.End.Add(-time.Duration(res.RuntimeSeconds * float64(time.Second)))
+		if i == 0 || start.Before(first) {
+			first = start
+		}
+		if i == 0 || res.End.After(last) {
+			last = res.End
+		}
+	}
+	return last.Sub(first).Seconds()
 }
 
 // sharedFS: the burst buffer's nodes share one file system (their runs' figures add up as
 // one file system's, aggregate).
 func sharedFS(bb *v1alpha1.BurstBuffer) bool { return bb.Spec.Engine == v1alpha1.EngineBeeGFS }
 
-// allClients is the way fio's "All clients" sums: total bytes over the slowest runtime; 0
-// when no runtime is known.
-func allClients(results []bench.Result) float64 {
+// allClients is the way fio's "All clients" sums: total bytes over the slowest runtime, or
+// over span seconds when the runs spanned longer together; 0 when no runtime is known.
+func allClients(results []bench.Result, span float64) float64 {
 	var bytes, slowest float64
 	for _, res := range results {
 		b := float64(res.Bytes)
@@ -104,7 +128,7 @@ func allClients(results []bench.Result) float64 {
 	if slowest == 0 {
 		return 0
 	}
-	return bytes / slowest
+	return bytes / max(slowest, span)
 }
 
 func readIdeal(node, msg string) (nodeRun, error) {

@@ -175,8 +175,15 @@ func TestRealIdealSweep(t *testing.T) {
 		}
 		checkResult(t, bench.Find(r.Results, bench.OpWrite), bench.OpWrite)
 		checkResult(t, bench.Find(r.Results, bench.OpRead), bench.OpRead)
-		if got := bench.Find(r.Results, bench.OpWrite).Processes; got != atoiDefault(n, 0) {
+		w, rd := bench.Find(r.Results, bench.OpWrite), bench.Find(r.Results, bench.OpRead)
+		if got := w.Processes; got != atoiDefault(n, 0) {
 			t.Errorf("N=%s: %d processes", n, got)
+		}
+		// Each phase says when it ended, the write before the read, both within the run: a
+		// point's runs on several nodes of one file system are added up over the time they
+		// spanned together.
+		if w.End.Before(r.StartTime) || !rd.End.After(w.End) || rd.End.After(r.EndTime) {
+			t.Errorf("N=%s: run %s..%s, write ended %s, read ended %s", n, r.StartTime, r.EndTime, w.End, rd.End)
 		}
 		assertEmpty(t, dir)
 	}

@@ -64,6 +64,14 @@ func (f *dataFlags) options(name, wd string) (bench.SeqOptions, error) {
 // clients: fio client mode (files on the servers; the read-back unlinks them). A local run
 // starts on a settled file system and records what the device under it moved in each phase
 // (Result.DeviceBytes), so that the operator can tell a run that had the device to itself.
+// ended stamps res (nil: none) with the moment its tool returned.
+func ended(res *bench.Result) *bench.Result {
+	if res != nil {
+		res.End = time.Now().UTC().Truncate(time.Millisecond)
+	}
+	return res
+}
+
 func writeThenRead(ctx context.Context, jobDir string, o bench.SeqOptions, clients []string, read bool) ([]bench.Result, error) {
 	var meter *deviceMeter
 	if len(clients) == 0 {
@@ -79,7 +87,7 @@ func writeThenRead(ctx context.Context, jobDir string, o bench.SeqOptions, clien
 		if err != nil {
 			return nil, err
 		}
-		return bench.Find(w.Results, bench.OpWrite), nil
+		return ended(bench.Find(w.Results, bench.OpWrite)), nil
 	})
 	if err != nil {
 		return nil, err
@@ -105,7 +113,7 @@ func writeThenRead(ctx context.Context, jobDir string, o bench.SeqOptions, clien
 		if err != nil {
 			return nil, err
 		}
-		return bench.Find(rp.Results, bench.OpRead), nil
+		return ended(bench.Find(rp.Results, bench.OpRead)), nil
 	})
 	if err != nil {
 		return results, err

@@ -63,6 +63,10 @@ type Result struct {
 	Nodes int `json:"nodes,omitempty"`
 	// RuntimeSeconds is the runtime the aggregate is computed over (the slowest process).
 	RuntimeSeconds float64 `json:"runtimeSeconds,omitempty"`
+	// End is when the tool returned (the agent's clock): the run moved its bytes in the
+	// RuntimeSeconds before it. Runs on several nodes of one file system are added up over
+	// the time they spanned together, not as if they had run at once.
+	End time.Time `json:"end,omitzero"`
 	// Bytes and Ops are the totals moved.
 	Bytes int64 `json:"bytes,omitempty"`
 	Ops   int64 `json:"ops,omitempty"`
