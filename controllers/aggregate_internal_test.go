@@ -1,12 +1,19 @@
 package controllers
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 // TestAggregate: a shared file system's point is what it moved (total bytes over the slowest
@@ -64,5 +71,33 @@ func TestAggregateSharedRunsApart(t *testing.T) {
 		if own, want := aggregate(tc.runs, limits.Write, false), float64(400*mib)/2; math.Abs(own-want) > 1 {
 			t.Errorf("%s, independent nodes: %.0f B/s, want %.0f", tc.name, own, want)
 		}
+	}
+}
+
+// TestTogether: on a shared file system (beegfs) a point's runs start together - each waits,
+// through markers in one directory of that file system, for the point's runs on the other
+// nodes - while runs on node-local storage, and a point of one node, start as their pods do.
+func TestTogether(t *testing.T) {
+	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bb"},
+		Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineBeeGFS, Storage: v1alpha1.StorageSpec{Path: "/mnt/nvme"}}}
+	name := func(j int) string { return nodetask.RunName(bb, nodetask.ComponentSweep, 1, j) + "-r2" }
+	sweepPod := func(i int) *corev1.Pod {
+		pod := nodetask.SweepPod(bb, "img", 1, i, fmt.Sprintf("n%d", i), 4, 2)
+		pod.Name += "-r2"
+		return pod
+	}
+	args := strings.Join(together(bb, sweepPod(1), 3, name).Spec.Containers[0].Args, " ")
+	want := fmt.Sprintf("--chain-dir %s/.beeburst-start/%s --chain-name %s --chain-start-with %s,%s --chain-shared",
+		nodetask.FileSystemMount, name(0), name(1), name(0), name(2))
+	if !strings.HasSuffix(args, want) {
+		t.Errorf("beegfs, 3 nodes: args %q, want them to end with %q", args, want)
+	}
+	plain := strings.Join(sweepPod(0).Spec.Containers[0].Args, " ")
+	if got := strings.Join(together(bb, sweepPod(0), 1, name).Spec.Containers[0].Args, " "); got != plain {
+		t.Errorf("beegfs, 1 node: %q, want %q", got, plain)
+	}
+	bb.Spec.Engine = v1alpha1.EngineLocal
+	if got := strings.Join(together(bb, sweepPod(0), 3, name).Spec.Containers[0].Args, " "); got != plain {
+		t.Errorf("local: %q, want %q", got, plain)
 	}
 }

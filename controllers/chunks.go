@@ -313,7 +313,8 @@ func (r *BurstBufferReconciler) chunkPod(s *scope, pattern sizing.Pattern, k, i 
 	case sizing.PatternSmallRandom:
 		kind = "random4k"
 	}
-	return nodetask.ChunkPod(s.bb, r.AgentImage, k, i, node, nodetask.FileSystemMount+beegfs.ChunkDir(size), kind, procs, seconds)
+	return together(s.bb, nodetask.ChunkPod(s.bb, r.AgentImage, k, i, node, nodetask.FileSystemMount+beegfs.ChunkDir(size), kind, procs, seconds),
+		len(s.nodes), func(j int) string { return nodetask.RunName(s.bb, nodetask.ComponentChunk, k, j) })
 }
 
 // sumMeasure sums one measure over the nodes' reports; false when a report lacks it.

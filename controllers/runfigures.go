@@ -1,15 +1,17 @@
 package controllers
 
 import (
-	"time"
-
 	"fmt"
 	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
 // monitorSweep is stage 4: per-node figures at the best write point over all nodes (the
@@ -64,8 +66,8 @@ func monitorSweep(s *scope, runs map[sweepPoint][]nodeRun) (*v1alpha1.Monitoring
 //
 // shared: the nodes ran on one file system (beegfs), and the figure is what that file system
 // moved: total bytes over the slowest runtime, as IOR and fio's client mode count, when the
-// runs ran at once; nothing starts them together (each node's pod starts when its kubelet
-// starts it), so runs that started apart count over the time they spanned together
+// runs ran at once (together starts them so); runs that still started apart (a pod that
+// started more than together's 30 s late) count over the time they spanned together
 // (spanned): a node that ran while another had not started met less contention, and its
 // bytes must not count as moved beside the other's. Otherwise (the local engine, a node-local comparison) each node measured its own storage,
 // not necessarily at the same moment (the quick profile chains each node's runs on its own),
@@ -107,6 +109,21 @@ func spanned(results []bench.Result) float64 {
 		}
 	}
 	return last.Sub(first).Seconds()
+}
+
+// together has pod, a run of a point of m nodes whose runs are named name(0..m-1), start at
+// once with the others when the nodes share one file system (nodetask.StartTogether): what
+// the file system moves is what its clients move at once.
+func together(bb *v1alpha1.BurstBuffer, pod *corev1.Pod, m int, name func(j int) string) *corev1.Pod {
+	if !sharedFS(bb) || m < 2 {
+		return pod
+	}
+	names := make([]string, m)
+	for j := range names {
+		names[j] = name(j)
+	}
+	nodetask.StartTogether(pod, names)
+	return pod
 }
 
 // sharedFS: the burst buffer's nodes share one file system (their runs' figures add up as

@@ -259,7 +259,9 @@ func (r *BurstBufferReconciler) collectSecondRound(ctx context.Context, s *scope
 		var got []nodeRun
 		running := false
 		for i := 0; i < p.m; i++ {
-			state, msg, pod, err := r.runMeasuring(ctx, s, r.secondRoundPod(s.bb, k, i, s.nodes[i], p.n, seconds))
+			pod := together(s.bb, r.secondRoundPod(s.bb, k, i, s.nodes[i], p.n, seconds), p.m,
+				func(j int) string { return nodetask.RunName(s.bb, nodetask.ComponentSweep, k, j) + "-r2" })
+			state, msg, pod, err := r.runMeasuring(ctx, s, pod)
 			if err != nil {
 				return nil, nil, "", err
 			}

@@ -406,7 +406,9 @@ func (r *BurstBufferReconciler) collectSweep(ctx context.Context, s *scope, poin
 	for k, p := range points {
 		var got []nodeRun
 		for i := 0; i < p.m; i++ {
-			state, msg, pod, err := r.runMeasuring(ctx, s, nodetask.SweepPod(bb, r.AgentImage, k, i, s.nodes[i], p.n, seconds))
+			pod := together(bb, nodetask.SweepPod(bb, r.AgentImage, k, i, s.nodes[i], p.n, seconds), p.m,
+				func(j int) string { return nodetask.RunName(bb, nodetask.ComponentSweep, k, j) })
+			state, msg, pod, err := r.runMeasuring(ctx, s, pod)
 			if err != nil {
 				return st, false, err
 			}

@@ -30,14 +30,22 @@ func (c chain) on() bool { return c.Dir != "" && c.Name != "" }
 func (c chain) marker(name, kind string) string { return filepath.Join(c.Dir, name+"."+kind) }
 
 func (c chain) mark(kind string) error {
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return fmt.Errorf("chain: %w", err)
+	var err error
+	// A shared chain's directory can vanish between the two calls: the last run of another
+	// point removes the directory above it once that is empty (clear).
+	for range 3 {
+		if err = os.MkdirAll(c.Dir, 0o755); err != nil {
+			return fmt.Errorf("chain: %w", err)
+		}
+		var f *os.File
+		if f, err = os.Create(c.marker(c.Name, kind)); err == nil {
+			return f.Close()
+		}
+		if !os.IsNotExist(err) {
+			break
+		}
 	}
-	f, err := os.Create(c.marker(c.Name, kind))
-	if err != nil {
-		return fmt.Errorf("chain: %w", err)
-	}
-	return f.Close()
+	return fmt.Errorf("chain: %w", err)
 }
 
 // begin marks the run started and waits for its turn: the pods of StartWith started (bounded
@@ -108,6 +116,10 @@ func (c chain) end(ctx context.Context, succeeded bool) {
 	if !c.on() {
 		return
 	}
+	if c.Shared {
+		c.clear()
+		return
+	}
 	if err := c.mark("done"); err != nil {
 		logf("%v", err)
 		return
@@ -120,4 +132,16 @@ func (c chain) end(ctx context.Context, succeeded bool) {
 	if missing := c.await(hctx, c.HoldFor, "done"); len(missing) > 0 {
 		logf("chain: exiting without the end of %v", missing)
 	}
+}
+
+// clear removes a shared chain's marker of this run, then its directory and the directory
+// above it once they are empty (the last run of the point to end): they lie on the file system
+// the job sees. Runs of the point that have not started by then wait for this one at most
+// startWithLimit, and this one waited as long for them.
+func (c chain) clear() {
+	if err := os.Remove(c.marker(c.Name, "started")); err != nil && !os.IsNotExist(err) {
+		logf("chain: %v", err)
+	}
+	_ = os.Remove(c.Dir)
+	_ = os.Remove(filepath.Dir(c.Dir))
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,5 +114,62 @@ func TestChainHoldsTheExitForTheLastRuns(t *testing.T) {
 	}
 	if held := time.Since(start); held > 5*time.Second {
 		t.Errorf("a failed run held its exit for %v", held)
+	}
+}
+
+// TestMain lets the test binary run as the agent itself (BEEBURST_AGENT_MAIN=1): tests that
+// need several agents at once, as several nodes run them, start it as separate processes.
+func TestMain(m *testing.M) {
+	if os.Getenv("BEEBURST_AGENT_MAIN") == "1" {
+		os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// The runs of a point on a shared file system start together (--chain-shared): two agents,
+// as two nodes run them, the second started 1.5 s after the first, measure at once - the
+// first waits for the second's marker on the file system they share - and the last to end
+// leaves no marker and no marker directory on it.
+func TestSharedChainStartsAPointsRunsTogether(t *testing.T) {
+	needTools(t, "fio")
+	fs := t.TempDir()
+	markers := filepath.Join(fs, ".beeburst-start", "sweep-0-0")
+	type ran struct {
+		rep   bench.Report
+		start time.Time
+		err   error
+	}
+	run := func(name, peer string, out chan<- ran) {
+		start := time.Now()
+		cmd := exec.Command(os.Args[0], "ideal", "--dir", fs, "--procs", "1", "--size", "16M", "--runtime", "1s", "-q",
+			"--chain-dir", markers, "--chain-name", name, "--chain-start-with", peer, "--chain-shared")
+		cmd.Env = append(os.Environ(), "BEEBURST_AGENT_MAIN=1")
+		b, err := cmd.Output()
+		r := ran{start: start, err: err}
+		if err == nil {
+			r.err = json.Unmarshal(b, &r.rep)
+		}
+		out <- r
+	}
+	first, second := make(chan ran, 1), make(chan ran, 1)
+	go run("sweep-0-0", "sweep-0-1", first)
+	time.Sleep(1500 * time.Millisecond)
+	go run("sweep-0-1", "sweep-0-0", second)
+	a, b := <-first, <-second
+	if a.err != nil || b.err != nil {
+		t.Fatalf("agents: %v, %v", a.err, b.err)
+	}
+	if waited := a.rep.StartTime.Sub(a.start); waited < time.Second {
+		t.Errorf("the first run measured %v after its agent started, before the second's started", waited)
+	}
+	wa, wb := bench.Find(a.rep.Results, bench.OpWrite), bench.Find(b.rep.Results, bench.OpWrite)
+	if wa == nil || wb == nil {
+		t.Fatalf("no write results: %+v, %+v", a.rep, b.rep)
+	}
+	if apart := wa.End.Sub(wb.End).Abs(); apart > 500*time.Millisecond {
+		t.Errorf("the writes ended %v apart (%s, %s): the runs did not run at once", apart, wa.End, wb.End)
+	}
+	if _, err := os.Stat(filepath.Dir(markers)); !os.IsNotExist(err) {
+		t.Errorf("markers left on the file system: %v", err)
 	}
 }

@@ -135,5 +135,5 @@ func globalsOf(f *pflag.FlagSet) agentapi.Globals {
 	return agentapi.Globals{Timeout: dur(f, agentapi.FlagTimeout), MonitorInterval: dur(f, agentapi.FlagMonitorInterval),
 		Chain: agentapi.Chain{Dir: str(f, agentapi.FlagChainDir), Name: str(f, agentapi.FlagChainName),
 			After: list(f, agentapi.FlagChainAfter), StartWith: list(f, agentapi.FlagChainStartWith),
-			HoldFor: list(f, agentapi.FlagChainHoldFor)}}
+			HoldFor: list(f, agentapi.FlagChainHoldFor), Shared: boolean(f, agentapi.FlagChainShared)}}
 }

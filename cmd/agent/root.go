@@ -80,6 +80,7 @@ func newRoot(stdout io.Writer) *cobra.Command {
 	pf.StringSliceVar(&g.chain.After, agentapi.FlagChainAfter, nil, "runs of the chain that must have ended before this one measures")
 	pf.StringSliceVar(&g.chain.StartWith, agentapi.FlagChainStartWith, nil, "runs of the chain whose pods must have started before this one measures (at most 30s)")
 	pf.StringSliceVar(&g.chain.HoldFor, agentapi.FlagChainHoldFor, nil, "runs of the chain this one, having succeeded, waits to end before it exits (at most 10s)")
+	pf.BoolVar(&g.chain.Shared, agentapi.FlagChainShared, false, "--chain-dir is on a file system every node sees and --chain-start-with names the runs on the other nodes: they start at once; the run removes its marker when it ends")
 	root.PersistentPreRun = func(*cobra.Command, []string) {
 		procDir = g.procRoot
 		if g.quiet {

@@ -43,6 +43,7 @@ const (
 	FlagChainAfter     = "chain-after"
 	FlagChainStartWith = "chain-start-with"
 	FlagChainHoldFor   = "chain-hold-for"
+	FlagChainShared    = "chain-shared"
 
 	// The data benchmarks (probe-device, ideal, workload).
 	FlagDir       = "dir"
@@ -113,6 +114,11 @@ type Chain struct {
 	// exits (the runs after it): its container's exit and its pod's teardown then happen
 	// beside the run after those, not beside the next. A failed run exits at once.
 	HoldFor []string
+	// Shared: Dir lies on the burst buffer's own file system, which every node sees, and
+	// StartWith names the runs of the same point on the other nodes: the point's runs start
+	// at once, as a parallel benchmark's processes do after a barrier. Each run removes its
+	// marker when it ends (the job must not find them), and the directory once it is empty.
+	Shared bool
 }
 
 // Args renders the chain's flags alone (global flags: they follow any subcommand's).
@@ -123,6 +129,7 @@ func (c Chain) Args() []string {
 	a.list(FlagChainAfter, c.After)
 	a.list(FlagChainStartWith, c.StartWith)
 	a.list(FlagChainHoldFor, c.HoldFor)
+	a.bool(FlagChainShared, c.Shared)
 	return a
 }
 

@@ -32,3 +32,27 @@ func InChain(bb *v1alpha1.BurstBuffer, pod *corev1.Pod, c agentapi.Chain) {
 	pod.Spec.Volumes = append(pod.Spec.Volumes, storageVolumeOf(bb))
 	ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: storageVolume, MountPath: HostMount})
 }
+
+// StartDir is the directory of the burst buffer's file system (below FileSystemMount) that
+// holds the markers of runs that start together (StartTogether) while they run.
+const StartDir = ".beeburst-start"
+
+// StartTogether has pod's run start at once with the runs of names (all of its point's runs,
+// its own among them) on the other nodes, when the point's nodes share one file system:
+// its pod waits before it measures until the others' pods started (at most 30 s), through
+// markers on that file system, so that the runs of a point move their bytes beside each
+// other, not one after the other as their kubelets start them.
+func StartTogether(pod *corev1.Pod, names []string) {
+	var peers []string
+	for _, n := range names {
+		if n != pod.Name {
+			peers = append(peers, n)
+		}
+	}
+	if len(peers) == 0 {
+		return
+	}
+	c := agentapi.Chain{Dir: path.Join(FileSystemMount, StartDir, names[0]), Name: pod.Name, StartWith: peers, Shared: true}
+	ctr := &pod.Spec.Containers[0]
+	ctr.Args = append(ctr.Args, c.Args()...)
+}
