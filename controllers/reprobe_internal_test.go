@@ -37,14 +37,35 @@ func TestDoubtedLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, limit, got := doubtedLimit(tt.comp, tt.an)
-			if got != tt.want || (limit != nil) != (tt.want != "") {
-				t.Fatalf("got %q (%+v, limit %v), want %q", got, w, limit, tt.want)
-			}
-			if limit != nil && w.Reason != limits.WarningExceedsLimit {
-				t.Errorf("warning %+v is not the ExceedsLimit one", w)
+			why, got := doubtedLimit(tt.comp, tt.an)
+			if got != tt.want || (why != "") != (tt.want != "") {
+				t.Fatalf("got %q (%q), want %q", got, why, tt.want)
 			}
 		})
+	}
+}
+
+// TestDoubtedLimitQuotesThePointsLimit: with the local engine a point on fewer nodes has a
+// lower limit than the system's - the devices of its own nodes - and the second look quotes
+// that one, the limit the point is above.
+func TestDoubtedLimitQuotesThePointsLimit(t *testing.T) {
+	h, err := limits.Uniform{ServerNodes: 4, Local: true, DeviceWriteBytesPerSecond: new(1e9), DeviceReadBytesPerSecond: new(2e9)}.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := limits.Compute(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := limits.AnalyzeSweep(h, lim, []limits.Point{{Nodes: 1, ProcessesPerNode: 1, Operation: limits.Write, BytesPerSecond: 1.2e9},
+		{Nodes: 4, ProcessesPerNode: 1, Operation: limits.Write, BytesPerSecond: 3.6e9}}, limits.SweepOptions{Tolerance: measuredLimitTolerance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp := &v1alpha1.ComponentLimits{Write: &v1alpha1.OperationLimit{LimitBytesPerSecond: 4e9, Bottleneck: "devices"}}
+	why, got := doubtedLimit(comp, an)
+	if want := "the sweep's write figure at 1 node x 1 process, 1.2 GB/s, is above its measured limit of 1 GB/s (devices of 1 nodes), set by the devices"; got != limits.ComponentDevices || why != want {
+		t.Errorf("got %q %q, want the devices and %q", got, why, want)
 	}
 }
 

@@ -131,11 +131,8 @@ func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (c
 // what was left unsettled.
 func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scope, an limits.Sweep) (ctrl.Result, bool, error) {
 	comp := s.bb.Status.Limits.Components
-	w, limit, which := doubtedLimit(comp, an)
-	why := ""
-	if limit != nil {
-		why = fmt.Sprintf("the sweep's %s figure is above the measured %s limit of %s, set by the %s", w.Operation, w.Operation, rate(limit.LimitBytesPerSecond), which)
-	} else if deviceProbeRound(s.bb) < 2 {
+	why, which := doubtedLimit(comp, an)
+	if which == "" && deviceProbeRound(s.bb) < 2 {
 		if node, msg := deviceFarBelowKnown(comp, r.knownDevices(ctx, s, comp)); node != "" {
 			which, why = limits.ComponentDevices, msg
 		} else if node, msg := nodeWroteAboveDevice(s.bb); node != "" {
@@ -170,12 +167,13 @@ func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scop
 	return res, true, err
 }
 
-// doubtedLimit is the ExceedsLimit warning of a sweep judged against a stage-2 limit whose
-// bottleneck a second round can settle - the devices' or the links' first round - with the
-// limit in doubt and the component to measure again; nil when there is none.
-func doubtedLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (limits.Warning, *v1alpha1.OperationLimit, limits.Component) {
+// doubtedLimit says why a stage-2 limit whose bottleneck a second round can settle - the
+// devices' or the links' first round - is in doubt, and which component to measure again: a
+// sweep point above its own limit (the ExceedsLimit warning's first), which for a point on
+// fewer nodes is lower than the system's; "" when there is none.
+func doubtedLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (string, limits.Component) {
 	if comp == nil {
-		return limits.Warning{}, nil, ""
+		return "", ""
 	}
 	for _, w := range an.Warnings {
 		if w.Reason != limits.WarningExceedsLimit {
@@ -190,10 +188,15 @@ func doubtedLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (limits.Warni
 		}
 		switch c := limits.RecheckComponent(limits.Component(ol.Bottleneck)); {
 		case c == limits.ComponentDevices && comp.DeviceProbeRound < 2, c == limits.ComponentNetwork && comp.NetworkProbeRound < 2:
-			return w, ol, c
+			why := fmt.Sprintf("the sweep's %s figure is above the measured %s limit of %s", w.Operation, w.Operation, rate(ol.LimitBytesPerSecond))
+			if a := w.Above; a != nil {
+				why = fmt.Sprintf("the sweep's %s figure at %s, %s, is above its measured limit of %s (%s)",
+					w.Operation, a.Point, limits.FormatBytesPerSecond(a.BytesPerSecond), a.Limit, a.Why)
+			}
+			return fmt.Sprintf("%s, set by the %s", why, c), c
 		}
 	}
-	return limits.Warning{}, nil, ""
+	return "", ""
 }
 
 // deviceFarBelowKnown names the first node whose own device figure (not reused from another

@@ -465,6 +465,11 @@ func TestSweepLocal(t *testing.T) {
 	if !sw.Write.ExceedsLimit || sw.Read.ExceedsLimit {
 		t.Errorf("write exceeds %v, read exceeds %v; want true, false", sw.Write.ExceedsLimit, sw.Read.ExceedsLimit)
 	}
+	// The warning names the point with its own limit, the devices of its one node.
+	want := PointAbove{Point: SweepPoint{1, 4}, BytesPerSecond: 1.5e9, Limit: Bytes(1e9), Why: "devices of 1 nodes"}
+	if len(sw.Warnings) == 0 || sw.Warnings[0].Above == nil || *sw.Warnings[0].Above != want {
+		t.Errorf("warnings %+v, want the first above %+v", sw.Warnings, want)
+	}
 	if sw.Write.ParallelismLimit != nil {
 		t.Errorf("P = %d for private scratch, want none", *sw.Write.ParallelismLimit)
 	}

@@ -28,6 +28,19 @@ type Warning struct {
 	Node      string    `json:"node,omitempty"`
 	Component string    `json:"component,omitempty"`
 	Message   string    `json:"message"`
+	// Above is, for an ExceedsLimit warning, the first of its points above their own limit
+	// (the message lists up to five): a point's limit can be lower than the system's (fewer
+	// nodes), and what is in doubt is the figure against that one.
+	Above *PointAbove `json:"-"`
+}
+
+// PointAbove is a sweep point measured above its own limit.
+type PointAbove struct {
+	Point          SweepPoint
+	BytesPerSecond float64
+	// Limit is the point's limit, and Why what sets it ("devices of 1 nodes").
+	Limit Figure
+	Why   string
 }
 
 // Point is one measured point of a stage-3 sweep: M nodes x N processes per node doing one
@@ -224,10 +237,14 @@ func analyzeOp(h Hardware, ol OperationLimit, op Operation, pts []Point, share, 
 	// read-ahead). A point's limit is the system's limit, lowered to what its M client nodes
 	// can move (fewer clients than the system was computed for).
 	var over []string
+	var first *PointAbove
 	for _, p := range pts {
 		pl, why := pointLimit(h, ol, p.Nodes)
 		if pl.Known() && p.BytesPerSecond > pl.v*(1+tolerance+1e-9) {
 			res.ExceedsLimit = true
+			if first == nil {
+				first = &PointAbove{Point: SweepPoint{p.Nodes, p.ProcessesPerNode}, BytesPerSecond: p.BytesPerSecond, Limit: pl, Why: why}
+			}
 			over = append(over, fmt.Sprintf("%d x %d: %s > %s (%s)", p.Nodes, p.ProcessesPerNode,
 				FormatBytesPerSecond(p.BytesPerSecond), pl, why))
 		}
@@ -239,7 +256,7 @@ func analyzeOp(h Hardware, ol OperationLimit, op Operation, pts []Point, share, 
 		}
 		ws = append(ws, Warning{Reason: WarningExceedsLimit, Operation: op, Message: fmt.Sprintf(
 			"%d of %d %s measurements are above their limit, so the test was not valid (caching suspected: page cache, client cache, read-ahead) and the figures must not be published as a limit: %s",
-			len(over), len(pts), op, strings.Join(shown, "; "))})
+			len(over), len(pts), op, strings.Join(shown, "; ")), Above: first})
 	}
 	if res.Efficiency != nil && minEff > 0 && float64(*res.Efficiency) < minEff {
 		ws = append(ws, Warning{Reason: WarningBelowExpectation, Operation: op, Message: fmt.Sprintf(
