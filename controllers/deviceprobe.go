@@ -112,15 +112,17 @@ func (r *BurstBufferReconciler) deviceFigures(ctx context.Context, s *scope, i i
 		}
 		return st, "", nil, err
 	}
-	f, traffic, err := probeFigures(msg)
+	e, err := probeFigures(msg)
 	if err != nil {
 		return st, fmt.Sprintf("node %s: %v", node, err), nil, nil
 	}
+	f := &e.figures
 	f.Node, f.StoragePath, f.MeasuredBy, f.Method = node, bb.Spec.Storage.Path, bb.Namespace+"/"+bb.Name, nodetask.DeviceProbeMethod(bb)
 	if obj := s.nodeObj(node); obj != nil {
 		f.NodeUID = string(obj.UID)
 	}
-	return st, "", &endedProbe{pod: pod, figures: f, otherTraffic: traffic}, nil
+	e.pod = pod
+	return st, "", &e, nil
 }
 
 // endedProbe is a device probe that ended with figures, before its conditions are decided.
@@ -129,6 +131,9 @@ type endedProbe struct {
 	figures nodecache.Figures
 	// otherTraffic: what the node's device moved beside the probe that it did not ("": none).
 	otherTraffic string
+	// sawDevice: the probe counted the bytes on the block device below its directory (none
+	// below btrfs, ZFS or overlay), so otherTraffic can say what it moved.
+	sawDevice bool
 }
 
 // keepProbeFigures decides each ended probe's conditions (recorded on its pod the first
@@ -138,7 +143,7 @@ type endedProbe struct {
 func (r *BurstBufferReconciler) keepProbeFigures(ctx context.Context, s *scope, ended []endedProbe) error {
 	conds := make([]*nodecache.Conditions, len(ended))
 	if err := parallel.Do(len(ended), func(i int) (err error) {
-		conds[i], err = r.probeConditions(ctx, s, ended[i].pod, ended[i].figures, ended[i].otherTraffic)
+		conds[i], err = r.probeConditions(ctx, s, ended[i])
 		return err
 	}); err != nil {
 		return err
@@ -226,14 +231,15 @@ func recordDiscovered(bb *v1alpha1.BurstBuffer, figures map[string]nodecache.Fig
 	return changed
 }
 
-// probeFigures reads a device probe's report from its termination message.
-func probeFigures(msg string) (nodecache.Figures, string, error) {
+// probeFigures reads a device probe's report from its termination message: its figures, and
+// what its device's counters say (endedProbe, without its pod).
+func probeFigures(msg string) (endedProbe, error) {
 	rep, err := readReport(msg)
 	if err != nil {
-		return nodecache.Figures{}, "", fmt.Errorf("unreadable probe report: %v", err)
+		return endedProbe{}, fmt.Errorf("unreadable probe report: %v", err)
 	}
 	if rep.Phase != bench.PhaseSucceeded {
-		return nodecache.Figures{}, "", fmt.Errorf("probe %s: %s", rep.Phase, rep.Message)
+		return endedProbe{}, fmt.Errorf("probe %s: %s", rep.Phase, rep.Message)
 	}
 	f := nodecache.Figures{MeasuredTime: rep.EndTime, Hardware: rep.Hardware}
 	if rep.FreeBytes != nil {
@@ -249,13 +255,13 @@ func probeFigures(msg string) (nodecache.Figures, string, error) {
 		}
 	}
 	if f.DeviceWriteBytesPerSecond <= 0 || f.DeviceReadBytesPerSecond <= 0 {
-		return f, "", fmt.Errorf("probe report has no write and read figures")
+		return endedProbe{}, fmt.Errorf("probe report has no write and read figures")
 	}
-	// Both phases together, as a sweep run's: writes the page cache still held when the
-	// write phase ended reach the device during the read phase.
-	var traffic string
-	if write.Device != "" && write.Device == read.Device {
-		traffic = limits.ForeignTraffic(write.Device, float64(write.DeviceBytes+read.DeviceBytes), float64(write.Bytes+read.Bytes))
+	e := endedProbe{figures: f, sawDevice: write.Device != "" && write.Device == read.Device}
+	if e.sawDevice {
+		// Both phases together, as a sweep run's: writes the page cache still held when the
+		// write phase ended reach the device during the read phase.
+		e.otherTraffic = limits.ForeignTraffic(write.Device, float64(write.DeviceBytes+read.DeviceBytes), float64(write.Bytes+read.Bytes))
 	}
-	return f, traffic, nil
+	return e, nil
 }

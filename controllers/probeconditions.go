@@ -33,11 +33,14 @@ const (
 	annConditions = "beeburst.io/conditions"
 )
 
-// probeConditions are the conditions under which a device probe measured its figures f: the
-// recorded ones, or, the first time, decided now (otherTraffic from its report) - and the
-// figures kept for reuse (the per-node cache) only when the probe had the node to itself.
-func (r *BurstBufferReconciler) probeConditions(ctx context.Context, s *scope, pod *corev1.Pod, f nodecache.Figures, otherTraffic string) (*nodecache.Conditions, error) {
-	c, err := r.runConditions(ctx, s, pod, f.Node, f.MeasuredTime, otherTraffic)
+// probeConditions are the conditions under which an ended device probe measured its figures:
+// the recorded ones, or, the first time, decided now (what its device moved beside it from
+// its report, and, where it saw no device, another burst buffer's services serving elsewhere)
+// - and the figures kept for reuse (the per-node cache) only when the probe had the node to
+// itself.
+func (r *BurstBufferReconciler) probeConditions(ctx context.Context, s *scope, e endedProbe) (*nodecache.Conditions, error) {
+	f := e.figures
+	c, err := r.runConditions(ctx, s, e.pod, f.Node, f.MeasuredTime, e.otherTraffic, !e.sawDevice)
 	if err != nil || c == nil {
 		return c, err
 	}
@@ -51,10 +54,12 @@ func (r *BurstBufferReconciler) probeConditions(ctx context.Context, s *scope, p
 }
 
 // runConditions are the conditions under which a measuring pod on node ran (measured: when
-// its report says it ended; otherTraffic: what the device moved beside it, from its report):
-// the ones recorded on the pod, or, the first time, decided now and recorded on it - later
-// visits must not decide again when the pods that shared the node are gone. Nil for no pod.
-func (r *BurstBufferReconciler) runConditions(ctx context.Context, s *scope, pod *corev1.Pod, node string, measured time.Time, otherTraffic string) (*nodecache.Conditions, error) {
+// its report says it ended; otherTraffic: what the device moved beside it, from its report;
+// services: it had no device counters, so other burst buffers' services count as otherPodsOn
+// says): the ones recorded on the pod, or, the first time, decided now and recorded on it -
+// later visits must not decide again when the pods that shared the node are gone. Nil for no
+// pod.
+func (r *BurstBufferReconciler) runConditions(ctx context.Context, s *scope, pod *corev1.Pod, node string, measured time.Time, otherTraffic string, services bool) (*nodecache.Conditions, error) {
 	if pod == nil {
 		return nil, nil
 	}
@@ -68,7 +73,7 @@ func (r *BurstBufferReconciler) runConditions(ctx context.Context, s *scope, pod
 	if end.IsZero() {
 		end = measured
 	}
-	others, err := r.otherPodsOn(ctx, s.bb, node, start, end, false) // a device probe counts its device's bytes
+	others, err := r.otherPodsOn(ctx, s.bb, node, start, end, services)
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +120,9 @@ func (r *BurstBufferReconciler) recordConditions(ctx context.Context, pod *corev
 // With services, also another burst buffer's BeeGFS storage or metadata service there while
 // that burst buffer's job or copies ran on its other nodes (servedElsewhere): a measurement
 // with no device counters of its own (a link, a BeeGFS sweep or metadata run) cannot see
-// their data reach the node otherwise. One with counters (a device probe, a local sweep run)
-// sees it there, by bytes, and an idle job does not make it busy. Its own pods on this node
+// their data reach the node otherwise, and neither can a device probe or a local sweep run
+// whose path has no block device below it (btrfs, ZFS, overlay). One with counters sees it
+// there, by bytes, and an idle job does not make it busy. Its own pods on this node
 // count by themselves. The cache holds every pod with the burst-buffer label: task pods and
 // workload pods. Pods that went with a burst buffer deleted meanwhile show through the lock's
 // stamp.

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
 )
 
@@ -71,11 +72,7 @@ func TestOtherPodsOnNamesAServiceServingElsewhere(t *testing.T) {
 			[]string{"lab/job"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := fakeClientWith().WithIndex(&corev1.Pod{}, podNodeField, podNode).WithIndex(&corev1.Pod{}, podBurstBufferField, podBurstBuffer)
-			for _, p := range c.pods {
-				b = b.WithObjects(p.DeepCopy())
-			}
-			r := &BurstBufferReconciler{Client: b.Build(), CacheNamespace: "ops", Now: func() time.Time { return now }}
+			r := reconcilerWith(now, c.pods...)
 			got, err := r.otherPodsOn(context.Background(), c.bb, "n2", now.Add(-10*time.Second), now, c.services)
 			if err != nil {
 				t.Fatal(err)
@@ -85,4 +82,38 @@ func TestOtherPodsOnNamesAServiceServingElsewhere(t *testing.T) {
 			}
 		})
 	}
+
+	// A device probe whose storage path has no block device below it (btrfs, ZFS, overlay)
+	// has no counters to see the service's bytes either: it counts the service as other work,
+	// and its figures are not cached as taken alone. One that counted its device's bytes
+	// judges by them.
+	for _, saw := range []bool{false, true} {
+		probe := ran(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "hpc", Name: "mine-probe-dev-0", Labels: nodetask.Labels(mine, nodetask.ComponentProbeDevice),
+			Annotations: map[string]string{annLockHeld: "true"}}, Spec: corev1.PodSpec{NodeName: "n2", RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "main", Args: []string{"probe-device"}}}}}, now.Add(-10*time.Second), &now)
+		r := reconcilerWith(now, append([]*corev1.Pod{probe}, working...)...)
+		e := endedProbe{pod: probe, sawDevice: saw, figures: nodecache.Figures{Node: "n2", StoragePath: "/nvme", MeasuredTime: now,
+			DeviceWriteBytesPerSecond: 150e6, DeviceReadBytesPerSecond: 300e6}}
+		c, err := r.probeConditions(context.Background(), &scope{bb: mine, nodes: []string{"n2"}}, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, cached := r.nodeCache().Get(context.Background(), "n2")
+		if want := []string{"burst buffer lab/other's BeeGFS services, serving lab/job on node n3"}; !saw && (!slices.Equal(c.OtherPods, want) || cached) {
+			t.Errorf("a probe without device counters: other pods %q (want %q), cached %v", c.OtherPods, want, cached)
+		}
+		if saw && (len(c.OtherPods) > 0 || !cached) {
+			t.Errorf("a probe that counted its device's bytes: other pods %q, cached %v", c.OtherPods, cached)
+		}
+	}
+}
+
+// reconcilerWith is a reconciler on the fake client holding pods, with the manager's pod
+// indexes, at now.
+func reconcilerWith(now time.Time, pods ...*corev1.Pod) *BurstBufferReconciler {
+	b := fakeClientWith().WithIndex(&corev1.Pod{}, podNodeField, podNode).WithIndex(&corev1.Pod{}, podBurstBufferField, podBurstBuffer)
+	for _, p := range pods {
+		b = b.WithObjects(p.DeepCopy())
+	}
+	return &BurstBufferReconciler{Client: b.Build(), CacheNamespace: "ops", Now: func() time.Time { return now }}
 }
