@@ -62,7 +62,7 @@ func (r *BurstBufferReconciler) reconcileComponentLimits(ctx context.Context, s 
 		}
 	}
 	if round := deviceProbeRound(bb); round > 1 {
-		msg += fmt.Sprintf(" (devices in round %d: the first round read low against the sweep, the documented figures or the nodes' earlier probes, or high against the documented figures; each figure is the higher of the two rounds, except where the first read above the documented figure, there the second's)", round)
+		msg += fmt.Sprintf(" (devices in round %d: the first round read low against the sweep, the documented figures or the nodes' earlier probes, or high against the documented figures; each figure is the higher of the two rounds, except where the first read above the documented figure or was reused from another burst buffer's probe, there the second's)", round)
 	}
 	if round := networkProbeRound(bb); round > 1 {
 		msg += fmt.Sprintf(" (links in round %d, the higher of the two rounds kept: the first round read low against the sweep or the links' documented rates)", round)
@@ -230,11 +230,11 @@ func nodeComponents(bb *v1alpha1.BurstBuffer, obj *corev1.Node, m nodeMeasured, 
 	}
 	if p := m.first; p != nil {
 		if deviceRound2 {
-			secondRound(nc.DeviceWrite, p.DeviceWrite, true)
-			secondRound(nc.DeviceRead, p.DeviceRead, true)
+			secondRound(nc.DeviceWrite, p.DeviceWrite, true, p.Reused)
+			secondRound(nc.DeviceRead, p.DeviceRead, true, p.Reused)
 		}
 		if networkRound2 {
-			secondRound(nc.Network, p.Network, false)
+			secondRound(nc.Network, p.Network, false, false)
 		}
 	}
 	var warnings []v1alpha1.Warning
@@ -259,21 +259,29 @@ func nodeComponents(bb *v1alpha1.BurstBuffer, obj *corev1.Node, m nodeMeasured, 
 
 // secondRound puts a component's first round beside its second (cur): the first's figure in
 // firstRoundBytesPerSecond, and the higher of the two as the measured figure - interference
-// only lowers what a device or a link moves - unless, for a device (cached), the first read
-// more than measuredLimitTolerance above the documented figure (firstAboveDocumented): a
-// short probe reads high through a write cache, that first figure is the one in doubt, and
-// the second round's stands. A link has no cache to read high through. first is the figure as
-// published before the second round, which keeps its own first round when it has one.
-func secondRound(cur, first *v1alpha1.ComponentFigure, cached bool) {
+// only lowers what a device or a link moves - unless the second round's stands:
+//   - the first was reused from another burst buffer's probe (firstReused): it is not this
+//     burst buffer's figure, and kept as the higher it would be published as measured here,
+//     dated by this probe, and outlive its reuse window in every reuse of this one;
+//   - for a device (cached), the first read more than measuredLimitTolerance above the
+//     documented figure (firstAboveDocumented): a short probe reads high through a write
+//     cache, and that first figure is the one in doubt. A link has no cache to read high
+//     through.
+//
+// first is the figure as published before this publication. One that already shows a first
+// round (stage 2 published again after the second round: the links' second round after the
+// devices') holds what the two rounds settled on, which stays unless cur reads higher.
+func secondRound(cur, first *v1alpha1.ComponentFigure, cached, firstReused bool) {
 	if cur == nil || first == nil || first.MeasuredBytesPerSecond == nil {
 		return
 	}
-	f := *first.MeasuredBytesPerSecond
-	if first.FirstRoundBytesPerSecond != nil {
-		f = *first.FirstRoundBytesPerSecond
+	f, r1 := *first.MeasuredBytesPerSecond, *first.MeasuredBytesPerSecond
+	settled := first.FirstRoundBytesPerSecond != nil
+	if settled {
+		r1 = *first.FirstRoundBytesPerSecond
 	}
-	cur.FirstRoundBytesPerSecond = &f
-	if cached && cur.MeasuredBytesPerSecond != nil && firstAboveDocumented(cur) {
+	cur.FirstRoundBytesPerSecond = &r1
+	if !settled && (firstReused || cached && cur.MeasuredBytesPerSecond != nil && firstAboveDocumented(cur)) {
 		return
 	}
 	if cur.MeasuredBytesPerSecond == nil || *cur.MeasuredBytesPerSecond < f {

@@ -27,6 +27,16 @@ func TestNodeComponents(t *testing.T) {
 	link := 500.0
 	first := &v1alpha1.NodeComponents{Name: "n1", DeviceWrite: &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: ptr.To(int64(1200))},
 		DeviceRead: &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: ptr.To(int64(900))}}
+	// The first round reused another burst buffer's figures, 50 minutes old.
+	reusedFirst := first.DeepCopy()
+	reusedFirst.Reused, reusedFirst.MeasuredTime = true, &metav1.Time{Time: now.Add(-50 * time.Minute)}
+	// Stage 2 published once more after its second round (the links' second round after the
+	// devices'): each figure as the two rounds settled it, the first round's beside it.
+	settled := func(w, r int64) *v1alpha1.NodeComponents {
+		return &v1alpha1.NodeComponents{Name: "n1",
+			DeviceWrite: &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: ptr.To(w), FirstRoundBytesPerSecond: ptr.To(int64(1200))},
+			DeviceRead:  &v1alpha1.ComponentFigure{MeasuredBytesPerSecond: ptr.To(r), FirstRoundBytesPerSecond: ptr.To(int64(900))}}
+	}
 	for _, tc := range []struct {
 		name          string
 		node          *corev1.Node
@@ -52,6 +62,12 @@ func TestNodeComponents(t *testing.T) {
 		{name: "second round stands where the first read above the documented figure", node: labelled,
 			m: nodeMeasured{node: "n1", figures: figs, first: first}, round2: true, docW: ptr.To(int64(1000)),
 			write: 950, read: 1000, firstW: 1200, first: 900, warnings: []string{v1alpha1.WarningBelowDocumented}},
+		{name: "second round stands where the first was reused from another burst buffer", node: nil,
+			m: nodeMeasured{node: "n1", figures: figs, first: reusedFirst}, round2: true, write: 950, read: 1000, firstW: 1200, first: 900},
+		{name: "published again: the second round that stood stays", node: nil,
+			m: nodeMeasured{node: "n1", figures: figs, first: settled(950, 1000)}, round2: true, write: 950, read: 1000, firstW: 1200, first: 900},
+		{name: "published again: the higher first round stays", node: nil,
+			m: nodeMeasured{node: "n1", figures: figs, first: settled(1200, 1000)}, round2: true, write: 1200, read: 1000, firstW: 1200, first: 900},
 		{name: "first round ignored without a second", node: nil, m: nodeMeasured{node: "n1", figures: figs, first: first}, write: 950, read: 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

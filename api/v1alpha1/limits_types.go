@@ -113,7 +113,8 @@ type ComponentLimits struct {
 	// above a device-bound limit of the first round, and a probe disturbed by other work on
 	// its node reads low, while caching reads high - a second probe tells which. Each figure
 	// above is the higher of the two rounds, except where the first read more than 5% above
-	// the documented figure (caching): there the second round's stands. The first round's are
+	// the documented figure (caching) or was reused from another burst buffer's probe: there
+	// the second round's stands. The first round's are
 	// in nodes[].deviceWrite/deviceRead.firstRoundBytesPerSecond. Unset: measured once.
 	// +optional
 	DeviceProbeRound int32 `json:"deviceProbeRound,omitempty"`
