@@ -23,6 +23,7 @@ import (
 	"github.com/beeburst/beeburst/internal/limits"
 	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/parallel"
 )
 
 // measuredLimitTolerance: how far a sweep point may lie above a stage-2 (measured) limit
@@ -158,6 +159,9 @@ func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scop
 	conditions.Set(s.bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)
 	conditions.Set(s.bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)
 	if which == limits.ComponentDevices {
+		if err := r.doubtCachedFigures(ctx, s, comp, why); err != nil {
+			return ctrl.Result{}, false, err
+		}
 		comp.DeviceProbeRound = 2
 		res, _, err := r.reconcileDeviceProbes(ctx, s)
 		return res, true, err
@@ -165,6 +169,33 @@ func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scop
 	comp.NetworkProbeRound = 2
 	res, _, err := r.reconcileNetwork(ctx, s)
 	return res, true, err
+}
+
+// doubtCachedFigures marks the per-node cache entries that hold the device figures the first
+// round published (comp) as doubted, with why: the second round measures every node again,
+// and one beside other work is not cached, which would leave the figure in doubt for the next
+// burst buffer to reuse. A probe that has the node to itself replaces them.
+func (r *BurstBufferReconciler) doubtCachedFigures(ctx context.Context, s *scope, comp *v1alpha1.ComponentLimits, why string) error {
+	doubt := fmt.Sprintf("burst buffer %s/%s measured the devices again: %s", s.bb.Namespace, s.bb.Name, why)
+	return parallel.Do(len(comp.Nodes), func(i int) error {
+		n := comp.Nodes[i]
+		if f, ok := r.cachedFigures(ctx, n.Name, s.nodeObj(n.Name)); !ok || f.Doubted != "" || !publishedFrom(n, f) {
+			return nil
+		}
+		return r.nodeCache().Update(ctx, n.Name, func(f *nodecache.Figures) {
+			if publishedFrom(n, *f) {
+				f.Doubted = doubt
+			}
+		})
+	})
+}
+
+// publishedFrom says whether n's published device figures are f's.
+func publishedFrom(n v1alpha1.NodeComponents, f nodecache.Figures) bool {
+	is := func(c *v1alpha1.ComponentFigure, v int64) bool {
+		return c != nil && c.MeasuredBytesPerSecond != nil && *c.MeasuredBytesPerSecond == v
+	}
+	return is(n.DeviceWrite, f.DeviceWriteBytesPerSecond) && is(n.DeviceRead, f.DeviceReadBytesPerSecond)
 }
 
 // doubtedLimit says why a stage-2 limit whose bottleneck a second round can settle - the

@@ -204,9 +204,10 @@ func reuseWindow(bb *v1alpha1.BurstBuffer) time.Duration {
 }
 
 // planTarget runs sizing.Plan over the candidates with each node's best figures: the
-// per-node cache (figures measured by a probe that had the node to itself), spec.hardware,
-// the node's labels; and for a metadata target the per-metadata-server rate cached on them.
-// count 0 chooses; more checks the first count candidates.
+// per-node cache (figures measured by a probe that had the node to itself, not doubted by a
+// second look since), spec.hardware, the node's labels; and for a metadata target the
+// per-metadata-server rate cached on them. count 0 chooses; more checks the first count
+// candidates.
 func (r *BurstBufferReconciler) planTarget(ctx context.Context, bb *v1alpha1.BurstBuffer, cands []tieredNode, count int) (sizing.Decision, error) {
 	target := apibridge.TargetFromSpec(bb.Spec.Target)
 	req, err := apibridge.OfflineRequest(bb.Spec.Hardware, &bb.Spec, target, min(max(len(cands), 1), sizing.MaxBurstBufferNodes))
@@ -223,7 +224,7 @@ func (r *BurstBufferReconciler) planTarget(ctx context.Context, bb *v1alpha1.Bur
 		in := apibridge.CandidateInput{Name: c.node.Name, Tier: c.tier, Workload: c.tier < 2, Spec: bb.Spec.Hardware,
 			Labels: c.node.Labels, StoragePath: bb.Spec.Storage.Path}
 		f, ok := r.cachedFigures(ctx, c.node.Name, &c.node)
-		if ok && f.Conditions.Alone() {
+		if ok && f.Trusted() {
 			in.Cached = &f
 		}
 		if ok {

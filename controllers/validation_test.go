@@ -459,6 +459,31 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(f.DeviceWriteBytesPerSecond).To(Equal(int64(302e6)))
 	})
 
+	It("does not leave a doubted device figure for reuse when the devices' second round ran beside other work", func() {
+		bb := onePointProbed("doubt", 240e6)
+		finishPod(ctx, ns, "doubt-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 300e6, 395e6))
+		finishPod(ctx, ns, "doubt-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 300e6, 395e6))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring))
+		// Node b's second probe shares its device with other work: published, not cached.
+		finishPod(ctx, ns, "doubt-probe-dev-0-r2", corev1.PodSucceeded, deviceReport(ns+"-a", 301e6, 401e6))
+		finishPod(ctx, ns, "doubt-probe-dev-1-r2", corev1.PodSucceeded, busyDeviceReport(ns+"-b", 250e6, 399e6, 500e6))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(HaveField("Status", metav1.ConditionTrue))
+		cached := func(node string) nodecache.Figures {
+			var cm corev1.ConfigMap
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(node)}, &cm)).To(Succeed())
+			f, err := nodecache.Read(&cm)
+			Expect(err).NotTo(HaveOccurred())
+			return f
+		}
+		b := cached(ns + "-b")
+		Expect(b.DeviceWriteBytesPerSecond).To(Equal(int64(240e6)), "the first round's figure, which the busy second round did not replace")
+		Expect(b.Doubted).To(ContainSubstring(ns + "/doubt measured the devices again"))
+		Expect(b.Fresh(b.StoragePath, time.Hour, time.Now())).To(BeFalse(), "a doubted figure is not reused")
+		a := cached(ns + "-a")
+		Expect(a.DeviceWriteBytesPerSecond).To(Equal(int64(301e6)), "a clean second round replaces the doubted figure")
+		Expect(a.Doubted).To(BeEmpty())
+	})
+
 	It("measures the best sweep point again when it reads far below the stage-2 limit, keeps the higher round and shows both", func() {
 		bb := onePointProbed("low", 300e6)
 		// 460 MB/s of the 600 MB/s the devices were measured to give: something slowed it.

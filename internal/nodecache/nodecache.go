@@ -53,6 +53,13 @@ type Figures struct {
 	// measured by another run (stage 3's workload benchmarks, not stage 2's probe), often by
 	// another burst buffer than the device figures beside it.
 	Metadata *MetadataFigure `json:"metadata,omitempty"`
+	// Doubted says why a burst buffer's second look doubted the device figures (a sweep above
+	// their limit, a figure far from what the device is known to do) and measured them again;
+	// "" when none did. Doubted figures are not reused: a second round beside other work is
+	// not cached, and would otherwise leave the figure it was to settle reusable. A probe
+	// that had the node to itself replaces them (Next). Best keeps them: it is the best of
+	// every such probe.
+	Doubted string `json:"doubted,omitempty"`
 	// Best is the highest device figures of every probe of StoragePath that had the node to
 	// itself: what its device is known to do. Interference a probe cannot see (work outside
 	// Kubernetes, a busy shared disk) only lowers a figure, so the best of several probes is
@@ -239,11 +246,17 @@ func Read(cm *corev1.ConfigMap) (Figures, error) {
 }
 
 // Fresh says whether f can stand for a new probe of storagePath at now: young enough, of
-// the same path, and taken by a probe that had the node to itself.
+// the same path, and taken by a probe that had the node to itself, not doubted since.
 func (f Figures) Fresh(storagePath string, maxAge time.Duration, now time.Time) bool {
 	return maxAge > 0 && f.StoragePath == storagePath && f.DeviceWriteBytesPerSecond > 0 &&
 		f.DeviceReadBytesPerSecond > 0 && now.Sub(f.MeasuredTime) < maxAge && !f.MeasuredTime.After(now) &&
-		f.Conditions.Alone()
+		f.Trusted()
+}
+
+// Trusted says whether f's device figures are evidence of the node: taken by a probe that had
+// the node to itself, and not doubted by a second look since.
+func (f Figures) Trusted() bool {
+	return f.Conditions.Alone() && f.Doubted == ""
 }
 
 // MetadataFromReports is the per-server figure of a metadata benchmark: the best single

@@ -24,6 +24,8 @@ func TestRoundTripAndFreshness(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, f) {
 		t.Fatalf("round trip: %+v %v", got, err)
 	}
+	doubted := f
+	doubted.Doubted = "burst buffer hpc/a measured the devices again: the sweep read above them"
 	for _, tc := range []struct {
 		name   string
 		path   string
@@ -40,6 +42,7 @@ func TestRoundTripAndFreshness(t *testing.T) {
 		{"no conditions recorded (an older operator's entry)", "/mnt/nvme", time.Hour, withConditions(f, nil), false},
 		{"without the node's lock", "/mnt/nvme", time.Hour, withConditions(f, &Conditions{Exclusive: false}), false},
 		{"beside another burst buffer's pods", "/mnt/nvme", time.Hour, withConditions(f, &Conditions{Exclusive: true, OtherPods: []string{"hpc/other-clean-0"}}), false},
+		{"doubted by a second look", "/mnt/nvme", time.Hour, doubted, false},
 	} {
 		if got := tc.f.Fresh(tc.path, tc.maxAge, now); got != tc.want {
 			t.Errorf("%s: Fresh = %v, want %v", tc.name, got, tc.want)
@@ -188,6 +191,15 @@ func TestBest(t *testing.T) {
 	}
 	if b, ok := second.KnownBest("/mnt/nvme", "hpc/b"); !ok || b.WriteBytesPerSecond != 280e6 {
 		t.Errorf("two probes: %+v %v", b, ok)
+	}
+	// Figures a second look doubted are replaced by the next probe alone, their best kept.
+	doubted := second
+	doubted.Doubted = "burst buffer hpc/b measured the devices again: the sweep read above them"
+	round2 := probe("hpc/b", "/mnt/nvme", 260e6, 300e6)
+	round2.MeasuredTime = ended.Add(5 * time.Minute)
+	if again := Next(doubted, round2); again.Doubted != "" || again.DeviceWriteBytesPerSecond != 260e6 ||
+		*again.Best != (BestFigures{StoragePath: "/mnt/nvme", WriteBytesPerSecond: 280e6, ReadBytesPerSecond: 320e6, Probes: 3}) {
+		t.Errorf("a probe after a doubt: %+v, best %+v", again, again.Best)
 	}
 	// A probe of another path starts anew; the round trip keeps the best.
 	moved := Next(second, probe("hpc/c", "/mnt/other", 100e6, 200e6))
