@@ -31,7 +31,8 @@ import (
 //     both;
 //  3. a point whose every round was disturbed is published with a NodeBusy warning that
 //     names what disturbed it.
-// Each happens once: there is no third round. Past the time budget nothing new starts.
+// Each happens once: there is no third round. Past the time budget nothing new starts, and a
+// second look left unsettled cuts validation short: it is not kept for reuse.
 
 // componentSweep is the warnings' component for a sweep point (a device probe's is "device").
 const componentSweep = "sweep"
@@ -78,15 +79,17 @@ func (r *BurstBufferReconciler) secondLook(ctx context.Context, s *scope, st *sw
 	}
 	if len(pending) > 0 {
 		if s.lastLook {
+			// Not done: the budget cuts validation short (measuring), which stops the second
+			// round's runs and says so, and a validation left unsettled is not kept for reuse.
 			s.sweepSummary += fmt.Sprintf("; %s not measured a second time: validation.timeBudget %s ran out", strings.Join(pending, ", "), budget(bb))
-			return ctrl.Result{}, true, nil
+			return ctrl.Result{}, false, nil
 		}
 		msg := fmt.Sprintf("the sweep's %s measured again before it is published: %s", strings.Join(pending, ", "), recheckMessages(bb))
 		conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonRemeasuring, msg)
 		return ctrl.Result{}, false, nil
 	}
 	// 1. The components, against the sweep judged so far.
-	if res, started, err := r.componentSecondLook(ctx, s, an); err != nil || started {
+	if res, waits, err := r.componentSecondLook(ctx, s, an); err != nil || waits {
 		return res, false, err
 	}
 	// 2. The best points, once (a recorded decision is not taken again).

@@ -127,9 +127,10 @@ func (r *BurstBufferReconciler) reconcileSweep(ctx context.Context, s *scope) (c
 // componentSecondLook sends a stage-2 component back to be measured, once, when the sweep
 // judged so far says its first round read low: a point above a limit that the component
 // sets (limits.RecheckComponent), a device far below what it is known to do, or a link that
-// sets a limit far below its documented rate. started says it did (the sweep waits for it,
-// and is judged again on the second round). Past the budget nothing starts: the summary says
-// what was left unsettled.
+// sets a limit far below its documented rate. waits says the sweep is not done: the component
+// is measured again (the sweep is judged again on the second round), or, past the budget,
+// where nothing starts, it was left unsettled - the summary says what, and the budget cuts
+// validation short, so that it is not kept for reuse.
 func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scope, an limits.Sweep) (ctrl.Result, bool, error) {
 	comp := s.bb.Status.Limits.Components
 	why, which := doubtedLimit(comp, an)
@@ -152,7 +153,7 @@ func (r *BurstBufferReconciler) componentSecondLook(ctx context.Context, s *scop
 	}
 	if s.lastLook {
 		s.sweepSummary += fmt.Sprintf("; not settled by a second round of the %s (%s): validation.timeBudget %s ran out", which, why, budget(s.bb))
-		return ctrl.Result{}, false, nil
+		return ctrl.Result{}, true, nil
 	}
 	logf.FromContext(ctx).Info("measuring a stage-2 component again", "component", which, "why", why)
 	msg := why + "; it is judged once they are measured again"

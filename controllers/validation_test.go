@@ -19,6 +19,7 @@ import (
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/nodecache"
+	"github.com/beeburst/beeburst/internal/sweepcache"
 )
 
 // The agent's reports are simulated here (no kubelet runs pods in envtest); their shape is the
@@ -401,7 +402,7 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
 	})
 
-	It("past the time budget does not measure the devices again, and says why the figure above their limit stands unsettled", func() {
+	It("past the time budget does not measure the devices again, says why the figure above their limit stands unsettled, and cuts validation short", func() {
 		bb := onePointProbed("latecache", 300e6)
 		Eventually(func() error {
 			return k8s.Get(ctx, podKey(ctx, ns, "latecache-sweep-0-1"), &corev1.Pod{})
@@ -412,12 +413,34 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 			budgetRanOut(ctx, bb, 11*time.Minute)
 		})
 
-		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(And(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated),
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(And(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort),
 			HaveField("Message", And(ContainSubstring("not settled by a second round of the devices"), ContainSubstring("validation.timeBudget 10m0s ran out")))))
 		cur := get(ctx, bb)
 		Expect(cur.Status.Limits.Sweep.Write).To(BeNil(), "flagged, not published")
 		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningExceedsLimit)))
+		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningValidationCutShort)))
+		Expect(sweepcache.Keepable(cur)).NotTo(BeEmpty(), "an unsettled validation is not kept for reuse")
 		Expect(k8s.Get(ctx, podKey(ctx, ns, "latecache-probe-dev-0-r2"), &corev1.Pod{})).NotTo(Succeed(), "no second round past the budget")
+	})
+
+	It("past the time budget stops the best point's second round, says it was not measured a second time, and cuts validation short", func() {
+		bb := onePointProbed("lowlate", 300e6)
+		finishPod(ctx, ns, "lowlate-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 230e6, 395e6))
+		finishPod(ctx, ns, "lowlate-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 230e6, 395e6))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring))
+		Eventually(func() error {
+			return k8s.Get(ctx, podKey(ctx, ns, "lowlate-sweep-0-1-r2"), &corev1.Pod{})
+		}, timeout).Should(Succeed())
+		// The second round is still running when the budget runs out.
+		whileManagerDown(func() { budgetRanOut(ctx, bb, 11*time.Minute) })
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), 2*timeout).Should(And(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort),
+			HaveField("Message", ContainSubstring("2 nodes x 1 process not measured a second time"))))
+		cur := get(ctx, bb)
+		Expect(cur.Status.Limits.Sweep.Write.BestBytesPerSecond).To(Equal(int64(460e6)), "the first round's figure, published")
+		Expect(cur.Status.Warnings).To(ContainElement(HaveField("Reason", v1alpha1.WarningValidationCutShort)))
+		Expect(sweepcache.Keepable(cur)).NotTo(BeEmpty(), "an unsettled validation is not kept for reuse")
+		stopped(ctx, ns, "lowlate", "lowlate-sweep-0-0-r2", "lowlate-sweep-0-1-r2")
 	})
 
 	It("measures the devices again when the sweep reads above a probe that read low, and judges the sweep against the second round", func() {
