@@ -254,6 +254,15 @@ func loosenCRD(ctx context.Context) func() {
 	}
 }
 
+// cachedEntry is node's entry in the per-node figure cache.
+func cachedEntry(ctx context.Context, node string) nodecache.Figures {
+	var cm corev1.ConfigMap
+	ExpectWithOffset(1, k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(node)}, &cm)).To(Succeed())
+	f, err := nodecache.Read(&cm)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return f
+}
+
 // forgetFiguresOf deletes the nodes' figure caches after the spec, so that the next spec on
 // nodes of the same names measures afresh.
 func forgetFiguresOf(ctx context.Context, nodes []string) {

@@ -77,13 +77,7 @@ var _ = Describe("Metadata servers sized from a per-server rate measured earlier
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
 		return bb
 	}
-	cached := func(node string) nodecache.Figures {
-		var cm corev1.ConfigMap
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(node)}, &cm)).To(Succeed())
-		f, err := nodecache.Read(&cm)
-		Expect(err).NotTo(HaveOccurred())
-		return f
-	}
+	cached := func(node string) nodecache.Figures { return cachedEntry(ctx, node) }
 	metadataBB := func(name string, creates int64) *v1alpha1.BurstBuffer {
 		bb := beegfsBB(ns, name, 0) // no nodes.count: the target chooses
 		bb.Spec.Target = &v1alpha1.TargetSpec{MetadataOperationsPerSecond: &creates, MarginPercent: 10}

@@ -491,18 +491,11 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		finishPod(ctx, ns, "doubt-probe-dev-0-r2", corev1.PodSucceeded, deviceReport(ns+"-a", 301e6, 401e6))
 		finishPod(ctx, ns, "doubt-probe-dev-1-r2", corev1.PodSucceeded, busyDeviceReport(ns+"-b", 250e6, 399e6, 500e6))
 		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(HaveField("Status", metav1.ConditionTrue))
-		cached := func(node string) nodecache.Figures {
-			var cm corev1.ConfigMap
-			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: nodecache.Name(node)}, &cm)).To(Succeed())
-			f, err := nodecache.Read(&cm)
-			Expect(err).NotTo(HaveOccurred())
-			return f
-		}
-		b := cached(ns + "-b")
+		b := cachedEntry(ctx, ns+"-b")
 		Expect(b.DeviceWriteBytesPerSecond).To(Equal(int64(240e6)), "the first round's figure, which the busy second round did not replace")
 		Expect(b.Doubted).To(ContainSubstring(ns + "/doubt measured the devices again"))
 		Expect(b.Fresh(b.StoragePath, time.Hour, time.Now())).To(BeFalse(), "a doubted figure is not reused")
-		a := cached(ns + "-a")
+		a := cachedEntry(ctx, ns+"-a")
 		Expect(a.DeviceWriteBytesPerSecond).To(Equal(int64(301e6)), "a clean second round replaces the doubted figure")
 		Expect(a.Doubted).To(BeEmpty())
 	})
