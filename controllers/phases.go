@@ -212,10 +212,7 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 	}
 
 	if bb.Spec.Teardown.Hurry {
-		if len(bb.Spec.StageOut) > 0 && !conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue) {
-			conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonSkippedByHurry,
-				"spec.teardown.hurry is true: stage-out skipped, the data named in spec.stageOut is removed with the burst buffer")
-		}
+		skipStageOut(bb)
 	} else if res, done, err := r.reconcileStageOut(ctx, s); err != nil || !done {
 		return res, err
 	}

@@ -57,6 +57,12 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 	if len(bb.Spec.StageOut) == 0 || conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue) {
 		return ctrl.Result{}, true, nil
 	}
+	if over, err := r.stageOutGivenUp(ctx, s); err != nil || over {
+		if over {
+			skipStageOut(bb)
+		}
+		return ctrl.Result{}, over, err
+	}
 	if bb.Status.ReadyTime == nil || bb.Status.Mount == nil {
 		// The gate never lifted: no workload ran on this burst buffer, so it holds no results.
 		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue, v1alpha1.ReasonNothingToStage,
@@ -84,6 +90,31 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 	}
 	out, res, err := r.stage(ctx, s, staging.Out)
 	return res, err == nil && out == stageDone, err
+}
+
+// skipStageOut records that spec.teardown.hurry gave stage-out up.
+func skipStageOut(bb *v1alpha1.BurstBuffer) {
+	if len(bb.Spec.StageOut) > 0 && !conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue) {
+		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonSkippedByHurry,
+			"spec.teardown.hurry: stage-out skipped, the data named in spec.stageOut is removed with the burst buffer. This cannot be undone: setting hurry back to false does not start stage-out again")
+	}
+}
+
+// stageOutGivenUp says whether hurry gave stage-out up on an earlier visit: its condition
+// says so, or a clean pod exists (the condition's write may have been lost). It is for good:
+// the clean pods remove the data and the staging claim is deleted, so a copy started after
+// hurry is set back to false would copy part of the data, or fail against a claim that is
+// going.
+func (r *BurstBufferReconciler) stageOutGivenUp(ctx context.Context, s *scope) (bool, error) {
+	if conditionReason(s.bb, v1alpha1.ConditionStagedOut) == v1alpha1.ReasonSkippedByHurry {
+		return true, nil
+	}
+	for i := range s.nodes {
+		if pod, err := r.cleanPod(ctx, s.bb, i); err != nil || pod != nil {
+			return pod != nil, err
+		}
+	}
+	return false, nil
 }
 
 // stage runs one direction's copy pods and writes its condition and status: once the claims

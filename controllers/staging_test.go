@@ -273,6 +273,24 @@ var _ = Describe("Stage-in and stage-out", func() {
 			Eventually(gone(bb), timeout).Should(BeTrue())
 		})
 
+		It("keeps stage-out given up once hurry took effect, when hurry is set back to false", func() {
+			bb := outBB("undo")
+			update(bb, func(cur *v1alpha1.BurstBuffer) { cur.Spec.Teardown.Hurry = true })
+			Expect(k8s.Delete(ctx, bb)).To(Succeed())
+			Eventually(exists("undo-clean-0"), timeout).Should(BeTrue(), "hurry: the data is being removed")
+			Eventually(condition(ctx, bb, v1alpha1.ConditionStagedOut), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonSkippedByHurry))
+
+			update(bb, func(cur *v1alpha1.BurstBuffer) { cur.Spec.Teardown.Hurry = false })
+			Consistently(exists(podName(bb, staging.Out, 0)), 3*time.Second).Should(BeFalse(), "no copy of data being removed")
+			c := condition(ctx, bb, v1alpha1.ConditionStagedOut)()
+			Expect(c).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonSkippedByHurry))
+			Expect(c.Message).To(ContainSubstring("cannot be undone"))
+			Expect(get(ctx, bb).Status.Phase).NotTo(Equal(v1alpha1.PhaseStageOutFailed))
+			finishPod(ctx, ns, "undo-clean-0", corev1.PodSucceeded, "")
+			finishPod(ctx, ns, "undo-clean-1", corev1.PodSucceeded, "")
+			Eventually(gone(bb), timeout).Should(BeTrue())
+		})
+
 		It("waits for running workload pods before it copies, and hurry gives the data up", func() {
 			bb := outBB("wait")
 			Expect(k8s.Create(ctx, workloadPod(ns, "job-0", "wait", false))).To(Succeed())

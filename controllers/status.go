@@ -125,7 +125,7 @@ func stageOutStuck(bb *v1alpha1.BurstBuffer) bool {
 		return false
 	}
 	switch conditionReason(bb, v1alpha1.ConditionStagedOut) {
-	case v1alpha1.ReasonStaging, v1alpha1.ReasonWaitingForWorkload, v1alpha1.ReasonPending:
+	case v1alpha1.ReasonStaging, v1alpha1.ReasonWaitingForWorkload, v1alpha1.ReasonPending, v1alpha1.ReasonSkippedByHurry:
 		return false
 	}
 	return true
