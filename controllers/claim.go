@@ -209,22 +209,24 @@ func (r *BurstBufferReconciler) releaseClaims(ctx context.Context, s *scope, w *
 	if err := r.APIReader.List(ctx, &pods, client.InNamespace(bb.Namespace)); err != nil {
 		return false, err
 	}
-	var users []string
-	var theirs []corev1.Pod // the operator's own copies come and go with the stages
-	for _, p := range pods.Items {
-		if !isOurs(&p) {
-			theirs = append(theirs, p)
+	var users []*corev1.Pod // the operator's own copies come and go with the stages
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !isOurs(p) && (claim.Mounts(p, claim.Name(bb, claim.Workload)) || claim.Mounts(p, claim.Name(bb, claim.Staging))) {
+			users = append(users, p)
 		}
 	}
-	for _, p := range []claim.Purpose{claim.Workload, claim.Staging} {
-		users = append(users, claim.Users(theirs, claim.Name(bb, p), bb.Spec.Teardown.Hurry)...)
+	running, stopping, err := r.podsInUse(ctx, bb, users, w)
+	if err != nil {
+		return false, err
 	}
-	if len(users) > 0 {
+	if n := len(running) + len(stopping); n > 0 {
 		name := claim.Name(bb, claim.Workload)
 		conditions.Set(bb, v1alpha1.ConditionClaimBound, metav1.ConditionFalse, v1alpha1.ReasonClaimInUse,
-			fmt.Sprintf("deletion waits for %d pod(s) that still mount claim %s: %s; nothing is removed until they end (delete them, or their Job)",
-				len(users), name, strings.Join(limit(users, 8), ", ")))
-		w.waiting = append(w.waiting, fmt.Sprintf("%d pod(s) still mount claim %s", len(users), name))
+			fmt.Sprintf("deletion waits for %d pod(s) that still mount claim %s; nothing is removed until they end. %s", n, name, inUseText(running, stopping)))
+		if len(running) > 0 {
+			w.waiting = append(w.waiting, fmt.Sprintf("%d running pod(s) still mount claim %s", len(running), name))
+		}
 		w.wake(teardownRecheck)
 		return false, nil
 	}

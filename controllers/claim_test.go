@@ -111,6 +111,35 @@ var _ = Describe("The workload's PersistentVolumeClaim", func() {
 		Eventually(gone(ctx, bb), timeout).Should(BeTrue())
 	})
 
+	It("bounds the wait for a pod that mounts the claim and is being deleted on a node that does not confirm, and names the fixes", func() {
+		ns := namespaceWithTwoNodes(ctx)
+		bb := localBB(ns, "downed", 1)
+		createReady(ctx, bb)
+		// A pod that mounts the claim on a node whose kubelet is gone: deleted, it stays.
+		stuck := workloadPod(ns, "job-0", "", false)
+		stuck.Spec.NodeName = ns + "-a"
+		stuck.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "downed"}}}}
+		Expect(k8s.Create(ctx, stuck)).To(Succeed())
+		Expect(k8s.Delete(ctx, stuck)).To(Succeed())
+		Expect(getPod(ctx, ns, "job-0")().DeletionTimestamp).NotTo(BeNil(), "no kubelet confirms")
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionClaimBound), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonClaimInUse))
+		msg := condition(ctx, bb, v1alpha1.ConditionClaimBound)().Message
+		Expect(msg).To(And(ContainSubstring("being deleted: job-0 ("+ns+"-a)"), ContainSubstring("--force --grace-period=0"),
+			ContainSubstring("spec.teardown.hurry")))
+		Expect(msg).NotTo(ContainSubstring("running:"))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonTeardownStuck))
+		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(And(ContainSubstring("pod job-0 on node "+ns+"-a has been stopping"),
+			ContainSubstring("kubectl delete pod -n "+ns+" job-0 --force --grace-period=0")))
+		Expect(getClaim(ns, "downed")().DeletionTimestamp).To(BeNil(), "nothing is removed while it waits")
+
+		forceGone(ctx, ns, "job-0")
+		finishPod(ctx, ns, "downed-clean-0", corev1.PodSucceeded, "")
+		Eventually(gone(ctx, bb), timeout).Should(BeTrue())
+	})
+
 	It("takes spec.workload.claimName, and never takes over a claim that is not its own", func() {
 		ns := namespaceWithTwoNodes(ctx)
 		theirs := &corev1.PersistentVolumeClaim{

@@ -180,8 +180,9 @@ func (r *BurstBufferReconciler) reconcileEngine(ctx context.Context, s *scope) (
 
 // reconcileDelete tears down in reverse order of creation: stop running node tasks, give
 // the measuring locks back, stage out (or stop and keep everything), remove the data on the
-// nodes, drop the finalizer. Every wait is bounded (teardown.go): past the bound the status
-// says TeardownStuck with the node and what to do, and spec.teardown.hurry always finishes.
+// nodes, drop the finalizer. Every wait but the one for pods that run and use the burst buffer
+// (the user's to end) is bounded (teardown.go): past the bound the status says TeardownStuck
+// with the node and what to do, and spec.teardown.hurry finishes once no such pod runs.
 func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	bb := s.bb
 	if !controllerutil.ContainsFinalizer(bb, v1alpha1.Finalizer) {

@@ -17,16 +17,20 @@ import (
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/shorten"
 	"github.com/beeburst/beeburst/internal/staging"
+	"github.com/beeburst/beeburst/internal/workload"
 )
 
 // +kubebuilder:rbac:groups="",resources=events,verbs=list
 
-// Deletion must finish, or say why not and what to do. Everything it waits for on a node is
-// bounded by TeardownTimeout (default 2 minutes): a task pod that does not end, a clean pod
-// that does not start. Past the bound the Provisioned condition says TeardownStuck, naming
-// the node, the pod and what to do; with spec.teardown.hurry the operator then gives the node
-// up (a stuck pod is deleted with no grace period, a node whose data cannot be removed is
-// marked Abandoned with a Warning event) and the finalizer goes.
+// Deletion must finish, or say why not and what to do. It waits as long as they run for the
+// pods that use the burst buffer (the workload's, and pods that mount its claim): they are the
+// user's to end. Everything else it waits for on a node is bounded by TeardownTimeout (default
+// 2 minutes): a pod being deleted that does not go (a user's pod too), a clean pod that does
+// not start. Past the bound the Provisioned condition says TeardownStuck, naming the node, the
+// pod and what to do; with spec.teardown.hurry the operator then gives the node up (its own
+// stuck pod is deleted with no grace period, a user's pod being deleted is no longer waited
+// for, a node whose data cannot be removed is marked Abandoned with a Warning event) and the
+// finalizer goes.
 
 // defaultTeardownTimeout bounds each wait of a teardown on a node.
 const defaultTeardownTimeout = 2 * time.Minute
@@ -109,10 +113,45 @@ func (r *BurstBufferReconciler) checkTerminating(ctx context.Context, bb *v1alph
 		w.waiting = append(w.waiting, fmt.Sprintf("deleting %s on node %s with no grace period (spec.teardown.hurry)", p.Name, nodeOf(p)))
 		return client.IgnoreNotFound(r.Delete(ctx, p, client.GracePeriodSeconds(0)))
 	}
-	w.stuck = append(w.stuck, fmt.Sprintf("pod %s on node %s has been stopping for %s: the node's kubelet does not confirm it stopped (is node %s down or unreachable?). Bring the node back, or set spec.teardown.hurry: true to have beeburst delete the pod without waiting (data on that node may stay behind)",
-		p.Name, nodeOf(p), r.Now().Sub(since).Round(time.Second), nodeOf(p)))
+	w.stuck = append(w.stuck, fmt.Sprintf("pod %s on node %s has been stopping for %s: the node's kubelet does not confirm it stopped (is node %s down or unreachable?). Bring the node back; or, once you know it is down, kubectl delete pod -n %s %s --force --grace-period=0; or set spec.teardown.hurry: true to stop waiting for it (data on that node may stay behind)",
+		p.Name, nodeOf(p), r.Now().Sub(since).Round(time.Second), nodeOf(p), p.Namespace, p.Name))
 	w.wake(r.teardownTimeout())
 	return nil
+}
+
+// podsInUse sorts the users' pods deletion waits for, those that ended left out: running
+// (named with their node), and stopping - being deleted already, so deleting them again does
+// nothing, and on a node that is down they stay so for good. checkTerminating bounds the wait
+// for those; with hurry they are not waited for.
+func (r *BurstBufferReconciler) podsInUse(ctx context.Context, bb *v1alpha1.BurstBuffer, pods []*corev1.Pod, w *teardownWait) (running, stopping []string, err error) {
+	for _, p := range pods {
+		switch {
+		case workload.IsCompleted(p):
+		case p.DeletionTimestamp.IsZero():
+			running = append(running, fmt.Sprintf("%s (%s)", p.Name, strings.Trim(nodeOf(p), "()")))
+		case !bb.Spec.Teardown.Hurry:
+			stopping = append(stopping, fmt.Sprintf("%s (%s)", p.Name, strings.Trim(nodeOf(p), "()")))
+			if err := r.checkTerminating(ctx, bb, p, w); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	sort.Strings(running)
+	sort.Strings(stopping)
+	return running, stopping, nil
+}
+
+// inUseText says what ends the wait for the pods podsInUse found.
+func inUseText(running, stopping []string) string {
+	var parts []string
+	if len(running) > 0 {
+		parts = append(parts, fmt.Sprintf("running: %s (they end when they finish, or when you delete them or their Job)", strings.Join(limit(running, 8), ", ")))
+	}
+	if len(stopping) > 0 {
+		parts = append(parts, fmt.Sprintf("being deleted: %s (each goes when its node's kubelet confirms it stopped; for a node that is down: bring it back, or once you know it is down, kubectl delete pod --force --grace-period=0 on the pod, or set spec.teardown.hurry: true to stop waiting for these)",
+			strings.Join(limit(stopping, 8), ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // superviseClean looks at each node's clean pod before the engine's teardown visit and

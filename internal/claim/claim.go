@@ -181,32 +181,14 @@ func Ours(bb *v1alpha1.BurstBuffer, c *corev1.PersistentVolumeClaim) bool {
 	return ref != nil && ref.UID == bb.UID
 }
 
-// Users are the pods among pods that mount the claim named name and have not ended, as
-// "name (node)" sorted. Pods being deleted count unless ignoreDeleting (they may never end on
-// a node that is gone).
-func Users(pods []corev1.Pod, name string, ignoreDeleting bool) []string {
-	var out []string
-	for i := range pods {
-		p := &pods[i]
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		if ignoreDeleting && p.DeletionTimestamp != nil {
-			continue
-		}
-		for _, v := range p.Spec.Volumes {
-			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
-				node := p.Spec.NodeName
-				if node == "" {
-					node = "not scheduled"
-				}
-				out = append(out, fmt.Sprintf("%s (%s)", p.Name, node))
-				break
-			}
+// Mounts says whether pod mounts the claim named name.
+func Mounts(pod *corev1.Pod, name string) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
+			return true
 		}
 	}
-	sort.Strings(out)
-	return out
+	return false
 }
 
 // Describe says in one line what a pod sees through the claim.

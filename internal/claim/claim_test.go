@@ -113,31 +113,27 @@ func TestVolume(t *testing.T) {
 	}
 }
 
-func TestUsersAndConflicts(t *testing.T) {
-	pod := func(name, node string, phase corev1.PodPhase, deleting bool, claims ...string) corev1.Pod {
-		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: phase}}
-		if deleting {
-			p.DeletionTimestamp = &metav1.Time{}
-		}
+func TestMountsAndConflicts(t *testing.T) {
+	pod := func(name string, claims ...string) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		for _, c := range claims {
 			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: c, VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c}}})
 		}
 		return p
 	}
-	pods := []corev1.Pod{
-		pod("b", "n2", corev1.PodRunning, false, "other", "scratch"),
-		pod("a", "", corev1.PodPending, false, "scratch"),
-		pod("done", "n1", corev1.PodSucceeded, false, "scratch"),
-		pod("failed", "n1", corev1.PodFailed, false, "scratch"),
-		pod("gone", "n1", corev1.PodRunning, true, "scratch"),
-		pod("else", "n1", corev1.PodRunning, false, "other"),
-	}
-	if got := strings.Join(Users(pods, "scratch", false), "; "); got != "a (not scheduled); b (n2); gone (n1)" {
-		t.Errorf("users %q", got)
-	}
-	if got := strings.Join(Users(pods, "scratch", true), "; "); got != "a (not scheduled); b (n2)" {
-		t.Errorf("users ignoring those being deleted: %q", got)
+	for _, c := range []struct {
+		pod  corev1.Pod
+		want bool
+	}{
+		{pod("b", "other", "scratch"), true},
+		{pod("a", "scratch"), true},
+		{pod("else", "other"), false},
+		{pod("none"), false},
+	} {
+		if got := Mounts(&c.pod, "scratch"); got != c.want {
+			t.Errorf("Mounts(%s) = %v, want %v", c.pod.Name, got, c.want)
+		}
 	}
 	bb := bbOf(v1alpha1.EngineLocal, "", "")
 	theirs := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "scratch", Namespace: "team"}}
