@@ -201,6 +201,12 @@ func (r *BurstBufferReconciler) reconcileDelete(ctx context.Context, s *scope) (
 		}
 		return r.teardownWaiting(ctx, s, &w, "waiting for the pods that mount the burst buffer's claim to end")
 	}
+	if done, err := r.waitForWorkload(ctx, s, &w); err != nil || !done {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.teardownWaiting(ctx, s, &w, "waiting for the workload's pods to end")
+	}
 	if err := r.stopTasks(ctx, bb, &w); err != nil {
 		return ctrl.Result{}, err
 	}

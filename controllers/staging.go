@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,15 +67,6 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue, v1alpha1.ReasonNothingToStage,
 			"the burst buffer never became Ready, so no workload wrote to it: nothing to stage out")
 		return ctrl.Result{}, true, nil
-	}
-	running, err := r.runningWorkload(ctx, bb)
-	if err != nil {
-		return ctrl.Result{}, false, err
-	}
-	if len(running) > 0 {
-		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonWaitingForWorkload,
-			fmt.Sprintf("waiting for %d workload pod(s) to end before staging out: %s", len(running), strings.Join(running, ", ")))
-		return ctrl.Result{}, false, nil
 	}
 	for _, n := range s.nodes {
 		var node corev1.Node
@@ -321,27 +311,41 @@ func publishCopy(s *scope, d staging.Direction, st v1alpha1.StageStatus) stageOu
 	return stageWaiting
 }
 
-// runningWorkload names the workload's pods that started and have not ended: stage-out must
-// not copy results still being written. Pods still gated never ran.
-func (r *BurstBufferReconciler) runningWorkload(ctx context.Context, bb *v1alpha1.BurstBuffer) ([]string, error) {
+// waitForWorkload is deletion's wait for the workload's pods that left the gate and have not
+// ended, with or without stage-out: the gate's way mounts the node directory by a host path,
+// which the clean pods remove (local) or unmount (beegfs) under a pod that still runs, and
+// stage-out must not copy results still being written. Pods still gated never ran. true once
+// none is left.
+func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w *teardownWait) (bool, error) {
+	bb := s.bb
 	sel, err := workload.Selector(bb)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, err
+		return false, err
 	}
-	var names []string
+	var ran []*corev1.Pod
 	for i := range pods.Items {
-		p := &pods.Items[i]
-		if workload.IsGated(p) || workload.IsCompleted(p) {
-			continue
+		if !workload.IsGated(&pods.Items[i]) {
+			ran = append(ran, &pods.Items[i])
 		}
-		names = append(names, p.Name)
 	}
-	sort.Strings(names)
-	return names, nil
+	running, stopping, err := r.podsInUse(ctx, bb, ran, w)
+	n := len(running) + len(stopping)
+	if err != nil || n == 0 {
+		return err == nil, err
+	}
+	if len(running) > 0 {
+		w.waiting = append(w.waiting, fmt.Sprintf("workload pod(s) %s still run", strings.Join(limit(running, 8), ", ")))
+	}
+	if len(bb.Spec.StageOut) > 0 && !bb.Spec.Teardown.Hurry && conditionReason(bb, v1alpha1.ConditionStagedOut) != v1alpha1.ReasonSkippedByHurry &&
+		!conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue) {
+		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonWaitingForWorkload,
+			fmt.Sprintf("waiting for %d workload pod(s) to end before staging out: %s", n, inUseText(running, stopping)))
+	}
+	return false, nil
 }
 
 // burstBuffersOfClaim maps a claim event to the burst buffers in its namespace that stage

@@ -48,8 +48,9 @@ func (r *BurstBufferReconciler) burstBuffersWaitingForNodes(ctx context.Context,
 }
 
 // burstBufferWaitingForWorkload maps a workload pod's event to its burst buffer while that
-// one still chooses its nodes from the workload. Once the nodes are chosen, pod events are no
-// business of this reconciler (the WorkloadReconciler follows them).
+// one still chooses its nodes from the workload, or is being deleted (deletion waits for the
+// workload's pods to end). Otherwise pod events are no business of this reconciler (the
+// WorkloadReconciler follows them).
 func (r *BurstBufferReconciler) burstBufferWaitingForWorkload(ctx context.Context, o client.Object) []reconcile.Request {
 	name := o.GetLabels()[v1alpha1.LabelBurstBuffer]
 	if name == "" {
@@ -57,7 +58,10 @@ func (r *BurstBufferReconciler) burstBufferWaitingForWorkload(ctx context.Contex
 	}
 	key := client.ObjectKey{Namespace: o.GetNamespace(), Name: name}
 	var bb v1alpha1.BurstBuffer
-	if err := r.Get(ctx, key, &bb); err != nil || !bb.Spec.Nodes.FromWorkload || len(bb.Status.Nodes) > 0 {
+	if err := r.Get(ctx, key, &bb); err != nil {
+		return nil
+	}
+	if bb.DeletionTimestamp.IsZero() && (!bb.Spec.Nodes.FromWorkload || len(bb.Status.Nodes) > 0) {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: key}}

@@ -239,4 +239,32 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 			g.Expect(cur.Status.Workload.TeardownReason).To(Equal("AfterTTL: 1h0m0s after Ready"))
 		}, timeout).Should(Succeed())
 	})
+
+	It("holds deletion while workload pods that passed the gate run, without stageOut too, and bounds the wait for one stuck in deletion", func() {
+		bb := localBB(ns, "hp", 2)
+		bb.Spec.Teardown.Policy = v1alpha1.TeardownManual
+		createReady(ctx, bb)
+		// The gate's way: the pods mount the node directory by a host path, not the claim.
+		runningWorkload(ctx, ns, "job-0", "hp", ns+"-a")
+		runningWorkload(ctx, ns, "job-1", "hp", ns+"-b")
+		Expect(k8s.Create(ctx, workloadPod(ns, "job-2", "hp", true))).To(Succeed()) // gated: never ran
+		Expect(k8s.Delete(ctx, getPod(ctx, ns, "job-1")())).To(Succeed())           // its node's kubelet never confirms
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonDeleting))
+		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(And(ContainSubstring("workload's pods"), ContainSubstring("job-0 ("+ns+"-a)")))
+		Consistently(func() []string { return podsOf(ctx, ns, "hp") }, 2*time.Second).ShouldNot(ContainElement(HavePrefix("hp-clean")),
+			"nothing is removed under a running pod")
+
+		finishPod(ctx, ns, "job-0", corev1.PodSucceeded, "")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonTeardownStuck))
+		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(And(ContainSubstring("pod job-1 on node "+ns+"-b has been stopping"),
+			ContainSubstring("--force --grace-period=0")))
+		Expect(podsOf(ctx, ns, "hp")).NotTo(ContainElement(HavePrefix("hp-clean")))
+
+		forceGone(ctx, ns, "job-1")
+		finishPod(ctx, ns, "hp-clean-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "hp-clean-1", corev1.PodSucceeded, "")
+		Eventually(gone(ctx, bb), timeout).Should(BeTrue())
+	})
 })
