@@ -118,6 +118,8 @@ type scope struct {
 	// nodesUnsaved: this visit chose the nodes; nothing is made for them until its status
 	// patch has saved them (reconcileNodes).
 	nodesUnsaved bool
+	// gone are the nodes whose Node object stage-out found deleted: no copy is made there.
+	gone map[string]bool
 	// locks are the node measuring locks as this visit found them.
 	locks nodeLocks
 	// measuring: stages 2-4 measure on this visit (reconcileValidationGate).

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,18 +69,51 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 			"the burst buffer never became Ready, so no workload wrote to it: nothing to stage out")
 		return ctrl.Result{}, true, nil
 	}
+	// A node that is gone does not hold the others up: their copies run, and only the gone
+	// node's copy (unless it succeeded before the node went) keeps stage-out from being done.
+	s.gone = map[string]bool{}
 	for _, n := range s.nodes {
 		var node corev1.Node
 		if err := r.Get(ctx, client.ObjectKey{Name: n}, &node); apierrors.IsNotFound(err) {
-			conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonNodeGone,
-				fmt.Sprintf("node %s is gone: the data on it cannot be staged out. Nothing was removed from the other nodes; set spec.teardown.hurry: true to finish the teardown without it", n))
-			return ctrl.Result{}, false, nil
+			s.gone[n] = true
 		} else if err != nil {
 			return ctrl.Result{}, false, err
 		}
 	}
 	out, res, err := r.stage(ctx, s, staging.Out)
+	if err == nil && out == stageWaiting && conditionReason(bb, v1alpha1.ConditionStagedOut) == v1alpha1.ReasonStaging {
+		nodeGone(bb)
+	}
 	return res, err == nil && out == stageDone, err
+}
+
+// nodeGone says, while stage-out copies, which gone nodes' data cannot be copied, and what
+// hurry would give up: every node's copy not done yet, not only theirs. Once the other nodes
+// are done, NodeGone: the gone nodes alone hold the teardown, and hurry gives up their data
+// only.
+func nodeGone(bb *v1alpha1.BurstBuffer) {
+	var lost, pending []string
+	for _, n := range bb.Status.StageOut.Nodes {
+		switch {
+		case n.Phase == v1alpha1.StageSucceeded:
+		case n.Message == staging.GoneMessage:
+			lost = append(lost, n.Name)
+		default:
+			pending = append(pending, n.Name)
+		}
+	}
+	if len(lost) == 0 {
+		return
+	}
+	c := meta.FindStatusCondition(bb.Status.Conditions, v1alpha1.ConditionStagedOut)
+	gone := fmt.Sprintf("node(s) %s gone: the data on them cannot be staged out, and beeburst removes nothing there", strings.Join(lost, ", "))
+	if len(pending) > 0 {
+		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonStaging,
+			fmt.Sprintf("%s. %s; the other nodes' copies go on. spec.teardown.hurry: true would give up the stage-out of every node not done yet, %s too: wait for them first", c.Message, gone, strings.Join(pending, ", ")))
+		return
+	}
+	conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonNodeGone,
+		fmt.Sprintf("%s. %s; the other nodes' data is staged out. If the node comes back, its copy starts; or set spec.teardown.hurry: true to give up the data of %s and finish the teardown", c.Message, gone, strings.Join(lost, ", ")))
 }
 
 // skipStageOut records that spec.teardown.hurry gave stage-out up.
@@ -244,9 +278,18 @@ func (r *BurstBufferReconciler) copyPods(ctx context.Context, s *scope, d stagin
 	previousDone, anyRunning := true, false
 	for i, node := range s.nodes {
 		want := staging.Pod(s.bb, d, i, node, r.AgentImage)
-		np := staging.NodePod{Node: node}
+		np := staging.NodePod{Node: node, Gone: s.gone[node]}
 		var cur corev1.Pod
 		err := r.Get(ctx, client.ObjectKeyFromObject(want), &cur)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, false, err
+		}
+		if st, _ := nodetask.StateOf(&cur); np.Gone && (err != nil || st != nodetask.Succeeded) {
+			// Only a copy that succeeded before the node went counts; the others wait for it
+			// to come back, and the nodes after it do not wait for it.
+			pods = append(pods, np)
+			continue
+		}
 		switch {
 		case apierrors.IsNotFound(err):
 			if parallel || previousDone {
@@ -255,8 +298,6 @@ func (r *BurstBufferReconciler) copyPods(ctx context.Context, s *scope, d stagin
 				}
 				np.Pod = want
 			}
-		case err != nil:
-			return nil, false, err
 		default:
 			np.Pod = &cur
 		}

@@ -273,6 +273,31 @@ var _ = Describe("Stage-in and stage-out", func() {
 			Eventually(gone(bb), timeout).Should(BeTrue())
 		})
 
+		It("stages out the nodes still there when one is gone, and only the gone node holds the teardown", func() {
+			bb := outBB("lost")
+			Expect(k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-b"}})).To(Succeed())
+			Expect(k8s.Delete(ctx, bb)).To(Succeed())
+
+			Eventually(exists(podName(bb, staging.Out, 0)), timeout).Should(BeTrue(), "the node still there copies")
+			Eventually(condition(ctx, bb, v1alpha1.ConditionStagedOut), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonStaging))
+			Expect(condition(ctx, bb, v1alpha1.ConditionStagedOut)().Message).To(And(ContainSubstring("node(s) "+ns+"-b gone"),
+				ContainSubstring("would give up the stage-out of every node not done yet, "+ns+"-a too")))
+			Expect(get(ctx, bb).Status.StageOut.Nodes[1].Message).To(Equal(staging.GoneMessage))
+			Consistently(exists(podName(bb, staging.Out, 1)), 2*time.Second).Should(BeFalse(), "no copy for a node that is gone")
+
+			finishPod(ctx, ns, podName(bb, staging.Out, 0), corev1.PodSucceeded, report(2, 2048))
+			Eventually(condition(ctx, bb, v1alpha1.ConditionStagedOut), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonNodeGone))
+			Expect(condition(ctx, bb, v1alpha1.ConditionStagedOut)().Message).To(And(ContainSubstring("the other nodes' data is staged out"),
+				ContainSubstring("give up the data of "+ns+"-b")))
+			Expect(get(ctx, bb).Status.StageOut.Nodes[0].Phase).To(Equal(v1alpha1.StageSucceeded))
+			Expect(get(ctx, bb).Status.Phase).To(Equal(v1alpha1.PhaseStageOutFailed))
+			Consistently(exists("lost-clean-0"), 2*time.Second).Should(BeFalse(), "nothing is removed before the human decides")
+
+			update(bb, func(cur *v1alpha1.BurstBuffer) { cur.Spec.Teardown.Hurry = true })
+			finishPod(ctx, ns, "lost-clean-0", corev1.PodSucceeded, "")
+			Eventually(gone(bb), timeout).Should(BeTrue())
+		})
+
 		It("keeps stage-out given up once hurry took effect, when hurry is set back to false", func() {
 			bb := outBB("undo")
 			update(bb, func(cur *v1alpha1.BurstBuffer) { cur.Spec.Teardown.Hurry = true })

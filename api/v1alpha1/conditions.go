@@ -105,7 +105,8 @@ const (
 	ReasonClaimNotFound = "ClaimNotFound"
 	// ReasonSecretNotFound: an object store's credentialsSecret does not exist (yet).
 	ReasonSecretNotFound = "SecretNotFound"
-	// ReasonNodeGone: a node holding data is gone; its data cannot be staged out.
+	// ReasonNodeGone: a node holding data is gone; its data cannot be staged out. The other
+	// nodes are staged out; the gone node alone holds the teardown.
 	ReasonNodeGone = "NodeGone"
 	// ReasonNamespaceDeleting: the burst buffer's namespace is being deleted, and Kubernetes
 	// creates no pods in it: the copies cannot run. The data stays on the nodes.

@@ -248,12 +248,17 @@ func Readable(bb *v1alpha1.BurstBuffer, d Direction, msg string) string {
 }
 
 // NodePod is a node's copy pod as found in the API (nil: not created yet), with the last
-// progress its running copy printed, if known.
+// progress its running copy printed, if known. Gone: the Node object is deleted, so no copy
+// can be made there.
 type NodePod struct {
 	Node     string
 	Pod      *corev1.Pod
 	Progress *treecopy.Totals
+	Gone     bool
 }
+
+// GoneMessage is the node status message of a gone node's copy that did not succeed.
+const GoneMessage = "the node is gone: its data cannot be copied unless it comes back"
 
 // LastProgress finds the last progress line in a copy pod's log tail.
 func LastProgress(log string) *treecopy.Totals {
@@ -283,7 +288,9 @@ func Summarise(pods []NodePod, parallel bool, now time.Time) v1alpha1.StageStatu
 	for _, np := range pods {
 		ns := v1alpha1.StageNodeStatus{Name: np.Node, Phase: v1alpha1.StagePending}
 		if np.Pod == nil {
-			if !parallel {
+			if np.Gone {
+				ns.Message = GoneMessage
+			} else if !parallel {
 				ns.Message = "waits for the nodes before it (a claim that is not ReadWriteMany is mounted by one node at a time)"
 			}
 			st.Nodes = append(st.Nodes, ns)
