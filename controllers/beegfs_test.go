@@ -365,6 +365,36 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 		}, timeout).Should(BeTrue())
 	})
 
+	It("stages nothing out while a node is gone: every node's share of the copy reads files striped over all nodes", func() {
+		bb := beegfsBB(ns, "lost", 2)
+		bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "results", Path: "run-7"}}}
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		provisionBeeGFS(ctx, bb, 2)
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+		Expect(k8s.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-b"}})).To(Succeed())
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionStagedOut), timeout).Should(SatisfyAll(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonNodeGone),
+			WithTransform(func(c *metav1.Condition) string { return c.Message }, And(ContainSubstring("node(s) "+ns+"-b gone"),
+				ContainSubstring("stripes files over all its nodes' targets"), ContainSubstring("spec.teardown.hurry")))))
+		Consistently(func() []string {
+			var names []string
+			for _, p := range podsOfBB(ctx, ns, "lost") {
+				if strings.Contains(p.Name, "stage") || p.Labels[nodetask.LabelComponent] == nodetask.ComponentClean {
+					names = append(names, p.Name)
+				}
+			}
+			return names
+		}, 2*time.Second).Should(BeEmpty(), "no copy and no clean pod while a node is gone")
+
+		Eventually(func() error {
+			cur := get(ctx, bb)
+			cur.Spec.Teardown.Hurry = true
+			return k8s.Update(ctx, cur)
+		}, timeout).Should(Succeed())
+		tearDown(ctx, bb)
+	})
+
 	It("fails fast with ClientModuleMissing naming the nodes, records an event, and cleans up", func() {
 		bb := beegfsBB(ns, "nomod", 2)
 		Expect(k8s.Create(ctx, bb)).To(Succeed())

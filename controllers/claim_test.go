@@ -121,7 +121,8 @@ var _ = Describe("The workload's PersistentVolumeClaim", func() {
 		stuck.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "downed"}}}}
 		Expect(k8s.Create(ctx, stuck)).To(Succeed())
-		Expect(k8s.Delete(ctx, stuck)).To(Succeed())
+		// A grace period shorter than the teardown bound: the bound never ends within it.
+		Expect(k8s.Delete(ctx, stuck, client.GracePeriodSeconds(1))).To(Succeed())
 		Expect(getPod(ctx, ns, "job-0")().DeletionTimestamp).NotTo(BeNil(), "no kubelet confirms")
 		Expect(k8s.Delete(ctx, bb)).To(Succeed())
 

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -69,8 +70,10 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 			"the burst buffer never became Ready, so no workload wrote to it: nothing to stage out")
 		return ctrl.Result{}, true, nil
 	}
-	// A node that is gone does not hold the others up: their copies run, and only the gone
-	// node's copy (unless it succeeded before the node went) keeps stage-out from being done.
+	// With local, a node that is gone does not hold the others up: their copies run, and only
+	// the gone node's copy (unless it succeeded before the node went) keeps stage-out from
+	// being done. With beegfs every node's share of the copy reads files striped over every
+	// node's targets, the gone one's too: no copy can succeed, so none starts.
 	s.gone = map[string]bool{}
 	for _, n := range s.nodes {
 		var node corev1.Node
@@ -79,6 +82,13 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 		} else if err != nil {
 			return ctrl.Result{}, false, err
 		}
+	}
+	if len(s.gone) > 0 && sharedFS(bb) {
+		gone := slices.Sorted(maps.Keys(s.gone))
+		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonNodeGone,
+			fmt.Sprintf("node(s) %s gone: the BeeGFS file system stripes files over all its nodes' targets, so no copy can be trusted to succeed, and beeburst removes nothing. If the node comes back, the copies start; or set spec.teardown.hurry: true to give the data up and finish the teardown",
+				strings.Join(gone, ", ")))
+		return ctrl.Result{}, false, nil
 	}
 	out, res, err := r.stage(ctx, s, staging.Out)
 	if err == nil && out == stageWaiting && conditionReason(bb, v1alpha1.ConditionStagedOut) == v1alpha1.ReasonStaging {
@@ -125,17 +135,37 @@ func skipStageOut(bb *v1alpha1.BurstBuffer) {
 }
 
 // stageOutGivenUp says whether hurry gave stage-out up on an earlier visit: its condition
-// says so, or a clean pod exists (the condition's write may have been lost). It is for good:
-// the clean pods remove the data and the staging claim is deleted, so a copy started after
-// hurry is set back to false would copy part of the data, or fail against a claim that is
-// going.
+// says so, or a clean pod exists while some node's copy did not succeed (the condition's
+// write may have been lost; clean pods after copies that all succeeded are a stage-out done
+// whose status write was lost). It is for good: the clean pods remove the data and the
+// staging claim is deleted, so a copy started after hurry is set back to false would copy
+// part of the data, or fail against a claim that is going.
 func (r *BurstBufferReconciler) stageOutGivenUp(ctx context.Context, s *scope) (bool, error) {
 	if conditionReason(s.bb, v1alpha1.ConditionStagedOut) == v1alpha1.ReasonSkippedByHurry {
 		return true, nil
 	}
+	cleaning := false
 	for i := range s.nodes {
-		if pod, err := r.cleanPod(ctx, s.bb, i); err != nil || pod != nil {
-			return pod != nil, err
+		pod, err := r.cleanPod(ctx, s.bb, i)
+		if err != nil {
+			return false, err
+		}
+		cleaning = cleaning || pod != nil
+	}
+	if !cleaning {
+		return false, nil
+	}
+	for i, node := range s.nodes {
+		var cur corev1.Pod
+		err := r.Get(ctx, client.ObjectKeyFromObject(staging.Pod(s.bb, staging.Out, i, node, r.AgentImage)), &cur)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if st, _ := nodetask.StateOf(&cur); st != nodetask.Succeeded {
+			return true, nil
 		}
 	}
 	return false, nil
@@ -355,22 +385,30 @@ func publishCopy(s *scope, d staging.Direction, st v1alpha1.StageStatus) stageOu
 // waitForWorkload is deletion's wait for the workload's pods that left the gate and have not
 // ended, with or without stage-out: the gate's way mounts the node directory by a host path,
 // which the clean pods remove (local) or unmount (beegfs) under a pod that still runs, and
-// stage-out must not copy results still being written. Pods still gated never ran. true once
-// none is left.
+// stage-out must not copy results still being written. Pods still gated never ran; without a
+// stage-out to come, neither do pods whose containers never started (no node took them, an
+// image that does not pull): they never touched the files, and would hold the deletion for
+// good. true once none is left.
 func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w *teardownWait) (bool, error) {
 	bb := s.bb
 	sel, err := workload.Selector(bb)
 	if err != nil {
-		return false, err
+		// An invalid spec.workload.selector (InvalidSpec) released no pod from the gate, and
+		// nothing was made on any node for it.
+		return true, nil
 	}
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return false, err
 	}
+	// Before stage-out, a pod past the gate that has not started yet counts too: it may still
+	// start and write results the copy must not miss.
+	copying := len(bb.Spec.StageOut) > 0 && !bb.Spec.Teardown.Hurry && conditionReason(bb, v1alpha1.ConditionStagedOut) != v1alpha1.ReasonSkippedByHurry &&
+		!conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue)
 	var ran []*corev1.Pod
 	for i := range pods.Items {
-		if !workload.IsGated(&pods.Items[i]) {
-			ran = append(ran, &pods.Items[i])
+		if p := &pods.Items[i]; !workload.IsGated(p) && (copying || workload.Started(p)) {
+			ran = append(ran, p)
 		}
 	}
 	running, stopping, err := r.podsInUse(ctx, bb, ran, w)
@@ -381,8 +419,7 @@ func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w
 	if len(running) > 0 {
 		w.waiting = append(w.waiting, fmt.Sprintf("workload pod(s) %s still run", strings.Join(limit(running, 8), ", ")))
 	}
-	if len(bb.Spec.StageOut) > 0 && !bb.Spec.Teardown.Hurry && conditionReason(bb, v1alpha1.ConditionStagedOut) != v1alpha1.ReasonSkippedByHurry &&
-		!conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue) {
+	if copying {
 		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse, v1alpha1.ReasonWaitingForWorkload,
 			fmt.Sprintf("waiting for %d workload pod(s) to end before staging out: %s", n, inUseText(running, stopping)))
 	}

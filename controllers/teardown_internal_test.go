@@ -57,3 +57,31 @@ func TestMovedCleanPodFailureShownThenRetried(t *testing.T) {
 		t.Errorf("the failed pod stays after the pause (%v): nothing would retry it", err)
 	}
 }
+
+// A pod being deleted is stuck only past the teardown bound and past its own grace period: a
+// user's pod given 10 minutes to save its state is waited for, not reported stuck after 2.
+func TestTerminatingPodWithinItsGracePeriodIsNotStuck(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "bb"}}
+	grace := int64(600)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "job-0",
+		DeletionTimestamp: &metav1.Time{Time: t0.Add(time.Duration(grace) * time.Second)}, DeletionGracePeriodSeconds: &grace},
+		Spec: corev1.PodSpec{NodeName: "n1"}}
+	for _, tc := range []struct {
+		after time.Duration
+		stuck bool
+	}{{time.Minute, false}, {5 * time.Minute, false}, {11 * time.Minute, true}} {
+		now := t0.Add(tc.after)
+		r := &BurstBufferReconciler{Now: func() time.Time { return now }}
+		w := &teardownWait{}
+		if err := r.checkTerminating(context.Background(), bb, pod, w); err != nil {
+			t.Fatal(err)
+		}
+		if stuck := len(w.stuck) > 0; stuck != tc.stuck {
+			t.Errorf("%s after the delete: stuck %v (%q), want %v", tc.after, stuck, w.stuck, tc.stuck)
+		}
+		if !tc.stuck && (w.requeue <= 0 || w.requeue > t0.Add(10*time.Minute).Sub(now)) {
+			t.Errorf("%s after the delete: next look in %s, want by the end of its grace period", tc.after, w.requeue)
+		}
+	}
+}

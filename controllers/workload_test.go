@@ -240,18 +240,22 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 		}, timeout).Should(Succeed())
 	})
 
-	It("holds deletion while workload pods that passed the gate run, without stageOut too, and bounds the wait for one stuck in deletion", func() {
+	It("holds deletion while workload pods that passed the gate run, without stageOut too, not for one that never started, and bounds the wait for one stuck in deletion", func() {
 		bb := localBB(ns, "hp", 2)
 		bb.Spec.Teardown.Policy = v1alpha1.TeardownManual
 		createReady(ctx, bb)
 		// The gate's way: the pods mount the node directory by a host path, not the claim.
 		runningWorkload(ctx, ns, "job-0", "hp", ns+"-a")
 		runningWorkload(ctx, ns, "job-1", "hp", ns+"-b")
-		Expect(k8s.Delete(ctx, getPod(ctx, ns, "job-1")())).To(Succeed()) // its node's kubelet never confirms
+		// Past the gate, but no node took it: it never touched the files.
+		Expect(k8s.Create(ctx, workloadPod(ns, "job-2", "hp", false))).To(Succeed())
+		// Its node's kubelet never confirms; a grace period shorter than the teardown bound,
+		// which never ends within it.
+		Expect(k8s.Delete(ctx, getPod(ctx, ns, "job-1")(), client.GracePeriodSeconds(1))).To(Succeed())
 		Expect(k8s.Delete(ctx, bb)).To(Succeed())
 
 		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonDeleting))
-		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(And(ContainSubstring("workload's pods"), ContainSubstring("job-0 ("+ns+"-a)")))
+		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(And(ContainSubstring("workload's pods"), ContainSubstring("job-0 ("+ns+"-a)"), Not(ContainSubstring("job-2"))))
 		Consistently(func() []string { return podsOf(ctx, ns, "hp") }, 2*time.Second).ShouldNot(ContainElement(HavePrefix("hp-clean")),
 			"nothing is removed under a running pod")
 

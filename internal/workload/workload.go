@@ -167,6 +167,21 @@ func IsCompleted(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
+// Started says whether any of the pod's containers (init containers too) ever ran: a pod
+// that no node took, or whose containers never started (an image that does not pull), has
+// not touched the burst buffer's files.
+func Started(pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodRunning {
+		return true
+	}
+	for _, st := range append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...) {
+		if st.State.Running != nil || st.State.Terminated != nil || st.LastTerminationState.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Status summarises the workload's pods: gated pods by name (sorted, at most
 // MaxGatedPodNames), pods past the gate that have not completed, and completed pods.
 // Teardown fields are left to the caller.

@@ -291,3 +291,27 @@ func TestTeardown(t *testing.T) {
 		})
 	}
 }
+
+// Started: a pod counts as having used the burst buffer once any container ran, an init
+// container too; one no node took, or stuck before its containers (an image pull), does not.
+func TestStarted(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	waiting := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
+	ended := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+	for _, tc := range []struct {
+		name   string
+		status corev1.PodStatus
+		want   bool
+	}{
+		{"not scheduled", corev1.PodStatus{Phase: corev1.PodPending}, false},
+		{"its image does not pull", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: waiting}}}, false},
+		{"running", corev1.PodStatus{Phase: corev1.PodRunning}, true},
+		{"an init container runs", corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{State: running}}}, true},
+		{"an init container ended", corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{State: ended}}}, true},
+		{"restarting after a crash", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: waiting, LastTerminationState: ended}}}, true},
+	} {
+		if got := Started(&corev1.Pod{Status: tc.status}); got != tc.want {
+			t.Errorf("%s: Started = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
