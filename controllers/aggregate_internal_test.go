@@ -42,10 +42,11 @@ func TestAggregate(t *testing.T) {
 	}
 }
 
-// TestAggregateSharedRunsApart: runs on one file system that did not run at once (each node's
-// pod started when its kubelet started it) count over the time they spanned together, so the
-// bytes a node moved while the other had not started are not counted as moved beside it; runs
-// at once count as before, and a report without end times (an older agent) too.
+// TestAggregateSharedRunsApart: runs on one file system that did not run at once count over
+// the time they spanned together (less spanTolerance of the runtime: their start times are a
+// little late), so the bytes a node moved while the other had not started are not counted as
+// moved beside it; runs at once count over the slowest runtime, and a report without end
+// times (an older agent) too.
 func TestAggregateSharedRunsApart(t *testing.T) {
 	mib := int64(1 << 20)
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -58,9 +59,10 @@ func TestAggregateSharedRunsApart(t *testing.T) {
 		seconds float64 // the time the figure counts over
 	}{
 		{"at once", []nodeRun{run("a", 2*time.Second), run("b", 2*time.Second)}, 2},
-		{"50 ms apart: within one runtime", []nodeRun{run("a", 2*time.Second), run("b", 2050*time.Millisecond)}, 2.05},
-		{"1 s apart", []nodeRun{run("a", 2*time.Second), run("b", 3*time.Second)}, 3},
-		{"one after the other", []nodeRun{run("a", 2*time.Second), run("b", 4*time.Second)}, 4},
+		{"50 ms apart: within the tolerance", []nodeRun{run("a", 2*time.Second), run("b", 2050*time.Millisecond)}, 2},
+		{"150 ms apart", []nodeRun{run("a", 2*time.Second), run("b", 2150*time.Millisecond)}, 2.05},
+		{"1 s apart", []nodeRun{run("a", 2*time.Second), run("b", 3*time.Second)}, 2.9},
+		{"one after the other", []nodeRun{run("a", 2*time.Second), run("b", 4*time.Second)}, 3.9},
 		{"no end times", []nodeRun{{node: "a", write: bench.Result{Bytes: 200 * mib, RuntimeSeconds: 2}}, run("b", 9*time.Second)}, 2},
 	} {
 		got := aggregate(tc.runs, limits.Write, true)
@@ -99,5 +101,30 @@ func TestTogether(t *testing.T) {
 	bb.Spec.Engine = v1alpha1.EngineLocal
 	if got := strings.Join(together(bb, sweepPod(0), 3, name).Spec.Containers[0].Args, " "); got != plain {
 		t.Errorf("local: %q, want %q", got, plain)
+	}
+}
+
+// TestNotAtOnce: a beegfs point whose runs started more than a tenth of their runtime apart is
+// disturbed, naming the node that started last; runs at once, a local point (each node its own
+// storage) and reports without end times are not.
+func TestNotAtOnce(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	run := func(node string, end time.Duration) nodeRun {
+		return nodeRun{node: node, write: bench.Result{Bytes: 1 << 28, RuntimeSeconds: 2, End: t0.Add(end)}}
+	}
+	bb := &v1alpha1.BurstBuffer{Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineBeeGFS}}
+	if got := notAtOnce(bb, []nodeRun{run("a", 2*time.Second), run("b", 2150*time.Millisecond)}); got != "" {
+		t.Errorf("150 ms apart: %q, want none", got)
+	}
+	apart := []nodeRun{run("a", 2*time.Second), run("c", 2100*time.Millisecond), run("b", 7*time.Second)}
+	if got, want := notAtOnce(bb, apart), "node b: its run started 5.0 s after the point's first, which ran 2.0 s (the point's runs did not run at once)"; got != want {
+		t.Errorf("5 s apart: %q, want %q", got, want)
+	}
+	if got := notAtOnce(bb, []nodeRun{{node: "a", write: bench.Result{RuntimeSeconds: 2}}, run("b", 9*time.Second)}); got != "" {
+		t.Errorf("no end times: %q, want none", got)
+	}
+	bb.Spec.Engine = v1alpha1.EngineLocal
+	if got := notAtOnce(bb, apart); got != "" {
+		t.Errorf("local: %q, want none", got)
 	}
 }

@@ -183,11 +183,14 @@ func freeCapacity(nodes []string, free map[string]int64) *resource.Quantity {
 	return resource.NewQuantity(total&^(1<<20-1), resource.BinarySI)
 }
 
-// freeOf is the space free on each node, by node, as its device figures say.
+// freeOf is the space free on each node, by node, as its device figures say; a node whose
+// figures do not say (0: a probe cannot measure a full file system) is left out, unknown.
 func freeOf(figures map[string]nodecache.Figures) map[string]int64 {
 	free := make(map[string]int64, len(figures))
 	for node, f := range figures {
-		free[node] = f.FreeBytes
+		if f.FreeBytes > 0 {
+			free[node] = f.FreeBytes
+		}
 	}
 	return free
 }

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"strings"
 	"testing"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -66,6 +67,27 @@ func TestDoubtedLimitQuotesThePointsLimit(t *testing.T) {
 	why, got := doubtedLimit(comp, an)
 	if want := "the sweep's write figure at 1 node x 1 process, 1.2 GB/s, is above its measured limit of 1 GB/s (devices of 1 nodes), set by the devices"; got != limits.ComponentDevices || why != want {
 		t.Errorf("got %q %q, want the devices and %q", got, why, want)
+	}
+
+	// A shared file system whose devices set the system's limit, where a point on one node is
+	// above what its one client link moves: the links are measured again, not the devices.
+	h, err = limits.Uniform{ClientNodes: 4, ProcessesPerNode: 1, ClientLink: &limits.Link{RateBitsPerSecond: 1e9, Encoding: limits.EncodingNone},
+		ServerNodes: 4, ServerLink: &limits.Link{RateBitsPerSecond: 1e9, Encoding: limits.EncodingNone}, DevicesPerNode: 1,
+		DeviceWriteBytesPerSecond: new(100e6), DeviceReadBytesPerSecond: new(200e6), Colocated: true}.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lim, err = limits.Compute(h); err != nil || lim.Write.Bottleneck != limits.ComponentDevices {
+		t.Fatalf("write limit %+v (%v): want the devices", lim.Write, err)
+	}
+	if an, err = limits.AnalyzeSweep(h, lim, []limits.Point{{Nodes: 1, ProcessesPerNode: 1, Operation: limits.Write, BytesPerSecond: 200e6},
+		{Nodes: 4, ProcessesPerNode: 1, Operation: limits.Write, BytesPerSecond: 390e6}}, limits.SweepOptions{Tolerance: measuredLimitTolerance}); err != nil {
+		t.Fatal(err)
+	}
+	comp.Write = &v1alpha1.OperationLimit{LimitBytesPerSecond: int64(lim.Write.Limit.Value()), Bottleneck: "devices"}
+	why, got = doubtedLimit(comp, an)
+	if got != limits.ComponentNetwork || !strings.Contains(why, "(links of 1 client nodes), set by the network") {
+		t.Errorf("got %q %q, want the network, named as what sets the point's limit", got, why)
 	}
 }
 

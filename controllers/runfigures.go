@@ -92,13 +92,29 @@ func aggregate(runs []nodeRun, op limits.Operation, shared bool) float64 {
 	return sum
 }
 
-// spanned is the time from the first of results' runs starting to the last ending, in
-// seconds; 0 when a result does not say when it ended (an older agent).
+// spanTolerance is the share of the slowest runtime by which runs may seem to span longer
+// together without running apart: a run's end is stamped when its tool returned (after the
+// read's unlink, on its node's clock), so its start, the end less the runtime, is a little
+// late, by a different amount on each node.
+const spanTolerance = 0.05
+
+// spanned is the time from the first of results' runs starting to the last ending, less
+// spanTolerance of the slowest runtime, in seconds; 0 when a result does not say when it
+// ended (an older agent).
 func spanned(results []bench.Result) float64 {
-	var first, last time.Time
+	first, last, slowest, ok := window(results)
+	if !ok {
+		return 0
+	}
+	return last.Sub(first).Seconds() - spanTolerance*slowest
+}
+
+// window is when results' runs started, the first of them, and ended, the last of them, with
+// the slowest runtime; false when a result does not say when it ended.
+func window(results []bench.Result) (first, last time.Time, slowest float64, ok bool) {
 	for i, res := range results {
 		if res.End.IsZero() {
-			return 0
+			return time.Time{}, time.Time{}, 0, false
 		}
 		start := res.End.Add(-time.Duration(res.RuntimeSeconds * float64(time.Second)))
 		if i == 0 || start.Before(first) {
@@ -107,8 +123,43 @@ func spanned(results []bench.Result) float64 {
 		if i == 0 || res.End.After(last) {
 			last = res.End
 		}
+		slowest = max(slowest, res.RuntimeSeconds)
 	}
-	return last.Sub(first).Seconds()
+	return first, last, slowest, len(results) > 0
+}
+
+// apartShare is how far, as a share of the slowest runtime, the runs of a point on a shared
+// file system may start apart before the point counts as disturbed: its runs did not run at
+// once (a pod that started later than together waits), so the figure, counted over the time
+// they spanned together, is low.
+const apartShare = 0.1
+
+// notAtOnce names, for a point on a shared file system, the node whose write started last
+// when the point's runs started more than apartShare of the slowest runtime apart; "" when
+// they ran at once, on one node, or when a report does not say when its runs ended.
+func notAtOnce(bb *v1alpha1.BurstBuffer, runs []nodeRun) string {
+	if !sharedFS(bb) || len(runs) < 2 {
+		return ""
+	}
+	results := make([]bench.Result, len(runs))
+	for i, r := range runs {
+		results[i] = r.write
+	}
+	first, _, slowest, ok := window(results)
+	if !ok {
+		return ""
+	}
+	late, lateStart := "", first
+	for _, r := range runs {
+		if start := r.write.End.Add(-time.Duration(r.write.RuntimeSeconds * float64(time.Second))); start.After(lateStart) {
+			late, lateStart = r.node, start
+		}
+	}
+	apart := lateStart.Sub(first).Seconds()
+	if apart <= apartShare*slowest {
+		return ""
+	}
+	return fmt.Sprintf("node %s: its run started %.1f s after the point's first, which ran %.1f s (the point's runs did not run at once)", late, apart, slowest)
 }
 
 // together has pod, a run of a point of m nodes whose runs are named name(0..m-1), start at

@@ -177,7 +177,11 @@ func (r *BurstBufferReconciler) pointDisturbance(ctx context.Context, s *scope, 
 		}
 		conds = append(conds, rc)
 	}
-	return limits.Disturbance(conds), nil
+	d := limits.Disturbance(conds)
+	if apart := notAtOnce(s.bb, runs); apart != "" {
+		d = append(d, apart)
+	}
+	return d, nil
 }
 
 // measuredConditions are the conditions under which a sweep run measured, from its report's

@@ -218,7 +218,14 @@ func doubtedLimit(comp *v1alpha1.ComponentLimits, an limits.Sweep) (string, limi
 		if ol == nil {
 			continue
 		}
-		switch c := limits.RecheckComponent(limits.Component(ol.Bottleneck)); {
+		// The component to measure again is the one whose figures set the limit the point
+		// exceeded: for a point on fewer nodes, its own limit, which can be another component's
+		// than the system's.
+		bottleneck := limits.Component(ol.Bottleneck)
+		if w.Above != nil && w.Above.Bottleneck != "" {
+			bottleneck = w.Above.Bottleneck
+		}
+		switch c := limits.RecheckComponent(bottleneck); {
 		case c == limits.ComponentDevices && comp.DeviceProbeRound < 2, c == limits.ComponentNetwork && comp.NetworkProbeRound < 2:
 			why := fmt.Sprintf("the sweep's %s figure is above the measured %s limit of %s", w.Operation, w.Operation, rate(ol.LimitBytesPerSecond))
 			if a := w.Above; a != nil {

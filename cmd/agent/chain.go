@@ -31,15 +31,14 @@ func (c chain) marker(name, kind string) string { return filepath.Join(c.Dir, na
 
 func (c chain) mark(kind string) error {
 	var err error
-	// A shared chain's directory can vanish between the two calls: the last run of another
-	// point removes the directory above it once that is empty (clear).
-	for range 3 {
-		if err = os.MkdirAll(c.Dir, 0o755); err != nil {
-			return fmt.Errorf("chain: %w", err)
-		}
-		var f *os.File
-		if f, err = os.Create(c.marker(c.Name, kind)); err == nil {
-			return f.Close()
+	// A shared chain's directory, or the one above it, can vanish while it is made: the last
+	// run of another point removes them once they are empty (clear).
+	for range 5 {
+		if err = os.MkdirAll(c.Dir, 0o755); err == nil {
+			var f *os.File
+			if f, err = os.Create(c.marker(c.Name, kind)); err == nil {
+				return f.Close()
+			}
 		}
 		if !os.IsNotExist(err) {
 			break

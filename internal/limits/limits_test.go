@@ -466,7 +466,7 @@ func TestSweepLocal(t *testing.T) {
 		t.Errorf("write exceeds %v, read exceeds %v; want true, false", sw.Write.ExceedsLimit, sw.Read.ExceedsLimit)
 	}
 	// The warning names the point with its own limit, the devices of its one node.
-	want := PointAbove{Point: SweepPoint{1, 4}, BytesPerSecond: 1.5e9, Limit: Bytes(1e9), Why: "devices of 1 nodes"}
+	want := PointAbove{Point: SweepPoint{1, 4}, BytesPerSecond: 1.5e9, Limit: Bytes(1e9), Why: "devices of 1 nodes", Bottleneck: ComponentDevices}
 	if len(sw.Warnings) == 0 || sw.Warnings[0].Above == nil || *sw.Warnings[0].Above != want {
 		t.Errorf("warnings %+v, want the first above %+v", sw.Warnings, want)
 	}

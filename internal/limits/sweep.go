@@ -38,9 +38,11 @@ type Warning struct {
 type PointAbove struct {
 	Point          SweepPoint
 	BytesPerSecond float64
-	// Limit is the point's limit, and Why what sets it ("devices of 1 nodes").
-	Limit Figure
-	Why   string
+	// Limit is the point's limit, Why what sets it ("devices of 1 nodes") and Bottleneck the
+	// component whose figures those are.
+	Limit      Figure
+	Why        string
+	Bottleneck Component
 }
 
 // Point is one measured point of a stage-3 sweep: M nodes x N processes per node doing one
@@ -239,11 +241,11 @@ func analyzeOp(h Hardware, ol OperationLimit, op Operation, pts []Point, share, 
 	var over []string
 	var first *PointAbove
 	for _, p := range pts {
-		pl, why := pointLimit(h, ol, p.Nodes)
+		pl, why, bottleneck := pointLimit(h, ol, p.Nodes)
 		if pl.Known() && p.BytesPerSecond > pl.v*(1+tolerance+1e-9) {
 			res.ExceedsLimit = true
 			if first == nil {
-				first = &PointAbove{Point: SweepPoint{p.Nodes, p.ProcessesPerNode}, BytesPerSecond: p.BytesPerSecond, Limit: pl, Why: why}
+				first = &PointAbove{Point: SweepPoint{p.Nodes, p.ProcessesPerNode}, BytesPerSecond: p.BytesPerSecond, Limit: pl, Why: why, Bottleneck: bottleneck}
 			}
 			over = append(over, fmt.Sprintf("%d x %d: %s > %s (%s)", p.Nodes, p.ProcessesPerNode,
 				FormatBytesPerSecond(p.BytesPerSecond), pl, why))
@@ -301,22 +303,22 @@ func smaller(a, b Point) bool {
 // PointLimit is the limit of a sweep point with m client nodes: ol's limit, or what m client
 // nodes can move if that is less (see pointLimit). Unknown when ol's limit is.
 func PointLimit(h Hardware, ol OperationLimit, m int) Figure {
-	f, _ := pointLimit(h, ol, m)
+	f, _, _ := pointLimit(h, ol, m)
 	return f
 }
 
 // pointLimit is the limit of a point with m client nodes: the system's limit, or what m
 // clients can move if that is less (m client links; for private scratch, the m nodes with
-// the fastest devices).
-func pointLimit(h Hardware, ol OperationLimit, m int) (Figure, string) {
+// the fastest devices), with what sets it and the component whose figures those are.
+func pointLimit(h Hardware, ol OperationLimit, m int) (Figure, string, Component) {
 	limit, why := ol.Limit, string(ol.Bottleneck)
 	if !limit.Known() {
-		return Unknown, ""
+		return Unknown, "", ""
 	}
 	switch {
 	case h.Local:
 		if m >= len(h.Servers) {
-			return limit, why
+			return limit, why, ol.Bottleneck
 		}
 		figs := make([]float64, 0, len(h.Servers))
 		for _, s := range h.Servers {
@@ -332,7 +334,7 @@ func pointLimit(h Hardware, ol OperationLimit, m int) (Figure, string) {
 			sum += f
 		}
 		if less(sum, limit.v) {
-			return Bytes(sum), fmt.Sprintf("devices of %d nodes", m)
+			return Bytes(sum), fmt.Sprintf("devices of %d nodes", m), ComponentDevices
 		}
 	case h.Clients.Link.Known() && !(h.Colocated && len(h.Servers) == 1):
 		clientCap := float64(m) * h.Clients.Link.v
@@ -340,10 +342,10 @@ func pointLimit(h Hardware, ol OperationLimit, m int) (Figure, string) {
 			clientCap *= float64(len(h.Servers)) / float64(len(h.Servers)-1)
 		}
 		if less(clientCap, limit.v) {
-			return Bytes(clientCap), fmt.Sprintf("links of %d client nodes", m)
+			return Bytes(clientCap), fmt.Sprintf("links of %d client nodes", m), ComponentClients
 		}
 	}
-	return limit, why
+	return limit, why, ol.Bottleneck
 }
 
 // NodeFigure is one node's stage-4 figure: what the node achieved (or its busiest
