@@ -96,15 +96,19 @@ func (r *BurstBufferReconciler) stopTasks(ctx context.Context, bb *v1alpha1.Burs
 }
 
 // checkTerminating bounds the wait for a pod being deleted; with hurry it is deleted with no
-// grace period once past the bound (the kubelet of a node that is down never confirms). The
-// bound never ends within the pod's own grace period (DeletionTimestamp): a user's pod that
+// grace period once past the bound (the kubelet of a node that is down never confirms). For a
+// user's pod the bound never ends within its own grace period (DeletionTimestamp): one that
 // takes its time to save its state is not stuck.
 func (r *BurstBufferReconciler) checkTerminating(ctx context.Context, bb *v1alpha1.BurstBuffer, p *corev1.Pod, w *teardownWait) error {
 	since := p.DeletionTimestamp.Time
 	if g := p.DeletionGracePeriodSeconds; g != nil {
 		since = since.Add(-time.Duration(*g) * time.Second)
 	}
-	left := later(since.Add(r.teardownTimeout()), p.DeletionTimestamp.Time).Sub(r.Now())
+	until := since.Add(r.teardownTimeout())
+	if !isOurs(p) {
+		until = later(until, p.DeletionTimestamp.Time)
+	}
+	left := until.Sub(r.Now())
 	if left > 0 {
 		w.waiting = append(w.waiting, fmt.Sprintf("waiting for %s on node %s to stop", p.Name, nodeOf(p)))
 		w.wake(left)
