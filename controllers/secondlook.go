@@ -247,12 +247,18 @@ func (r *BurstBufferReconciler) secondRoundPod(bb *v1alpha1.BurstBuffer, k, i in
 
 // collectSecondRound starts (once) and reads the second round of the rechecked points: their
 // figures once every node's run ended, with what disturbed them, and the points still
-// running. A failed run fails the sweep, as in the first round. A point of the second round
-// that measured more than the first replaces the first's runs for stage 4.
+// running. The points run one after the other, in the rechecks' order, as the first round's
+// do: two points at once (the best write point and the best read point) would share the nodes
+// they measure. A failed run fails the sweep, as in the first round. A point of the second
+// round that measured more than the first replaces the first's runs for stage 4.
 func (r *BurstBufferReconciler) collectSecondRound(ctx context.Context, s *scope, st *sweepState, rechecks []limits.Recheck, seconds int) (map[sweepPoint]limits.PointRound, []string, string, error) {
 	out := map[sweepPoint]limits.PointRound{}
 	var pending []string
 	for _, rc := range rechecks {
+		if len(pending) > 0 {
+			pending = append(pending, rc.Point.String()) // starts once the one before it ended
+			continue
+		}
 		k := -1
 		for j, p := range st.points {
 			if p.m == rc.Point.Nodes && p.n == rc.Point.ProcessesPerNode {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -213,3 +214,44 @@ func finishQuickSweep(ctx context.Context, ns, name string, nodes []string, w1, 
 		finishPod(ctx, ns, fmt.Sprintf("%s-sweep-1-%d", name, k), corev1.PodSucceeded, idealReport(node, 4, w4, r4))
 	}
 }
+
+// The second round of the sweep measures its points one after the other, as the first round
+// does: the best write point and the best read point, both far below their limit, would
+// otherwise share the nodes they measure.
+var _ = Describe("A second round of two sweep points", func() {
+	It("measures the best write point, then the best read point", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		nodes := []string{ns + "-a", ns + "-b"}
+		labels := map[string]string{"pool": ns, v1alpha1.LabelDiskWriteBytesPerSecond: "300M", v1alpha1.LabelDiskReadBytesPerSecond: "400M"}
+		for _, n := range nodes {
+			makeNode(ctx, n, labels)
+		}
+		forgetFiguresOf(ctx, nodes)
+		bb := localBB(ns, "two", 2)
+		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		finishPod(ctx, ns, "two-prep-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "two-prep-1", corev1.PodSucceeded, "")
+		for i, n := range nodes {
+			finishPod(ctx, ns, fmt.Sprintf("two-probe-dev-%d", i), corev1.PodSucceeded, deviceReport(n, 300e6, 400e6))
+		}
+		finishNetwork(ctx, ns, "two", nodes, 118e6)
+		// Limits 600 MB/s write, 800 MB/s read. Best write 540 MB/s at 2 x 4 (90%), best read
+		// 660 MB/s at 2 x 1 (83%): both measured again.
+		finishQuickSweep(ctx, ns, "two", nodes, 250e6, 330e6, 270e6, 300e6)
+		Eventually(podExists(ctx, ns, "two-sweep-1-0-r2"), timeout).Should(BeTrue(), "the best write point first")
+		Consistently(podExists(ctx, ns, "two-sweep-0-0-r2"), 2*time.Second).Should(BeFalse(), "the best read point waits for it")
+		Expect(condition(ctx, bb, v1alpha1.ConditionValidated)()).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring))
+		for i, n := range nodes {
+			finishPod(ctx, ns, fmt.Sprintf("two-sweep-1-%d-r2", i), corev1.PodSucceeded, idealReport(n, 4, 280e6, 300e6))
+		}
+		Eventually(podExists(ctx, ns, "two-sweep-0-0-r2"), timeout).Should(BeTrue())
+		for i, n := range nodes {
+			finishPod(ctx, ns, fmt.Sprintf("two-sweep-0-%d-r2", i), corev1.PodSucceeded, idealReport(n, 1, 250e6, 340e6))
+		}
+		Eventually(condition(ctx, bb, v1alpha1.ConditionValidated), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonValidated))
+		Expect(get(ctx, bb).Status.Limits.Sweep.Write.BestBytesPerSecond).To(Equal(int64(560e6)), "the second round's higher 2 x 4")
+		tearDown(ctx, bb)
+	})
+})
