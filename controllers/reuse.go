@@ -49,6 +49,13 @@ func (r *BurstBufferReconciler) reconcileReuse(ctx context.Context, s *scope) (c
 	if err != nil || !rec.Fresh(key, reuseMaxAge(bb), now) {
 		return ctrl.Result{}, true, nil
 	}
+	for _, n := range s.nodes {
+		// A second look of a later burst buffer doubted the node's device figures, which the
+		// record holds too: measured again, not reused.
+		if f, ok := r.cachedFigures(ctx, n, s.nodeObj(n)); ok && f.Doubted != "" {
+			return ctrl.Result{}, true, nil
+		}
+	}
 	l := bb.Status.Limits
 	if l == nil {
 		l = &v1alpha1.LimitsStatus{}

@@ -17,6 +17,7 @@ import (
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
+	"github.com/beeburst/beeburst/internal/nodecache"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/sweepcache"
 )
@@ -124,6 +125,30 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: l.Sweep.ConfigMapName}, &cm)).To(Succeed())
 		Expect(cm.Data["sweep.csv"]).To(ContainSubstring("2,1,write,"))
 		Expect(cur.Status.Summary.WriteMeasured).NotTo(BeEmpty(), "kubectl get bb shows the reused figure")
+
+		By("a node whose device figures a second look doubted since: the kept validation is not reused")
+		setDoubted := func(why string) {
+			f := cachedEntry(ctx, nodes[0])
+			f.Doubted = why
+			want, err := nodecache.ConfigMap(operatorNamespace, f)
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(func() error {
+				var cm corev1.ConfigMap
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(want), &cm); err != nil {
+					return err
+				}
+				cm.Data = want.Data
+				return k8s.Update(ctx, &cm)
+			}, timeout).Should(Succeed())
+		}
+		setDoubted("burst buffer " + ns + "/other measured the devices again: the sweep read above them")
+		doubted := quick("doubted")
+		Expect(k8s.Create(ctx, doubted)).To(Succeed())
+		prepared("doubted")
+		Eventually(podExists(ctx, ns, "doubted-probe-dev-0"), timeout).Should(BeTrue(), "the doubted device is measured again")
+		Expect(condition(ctx, doubted, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
+		tearDown(ctx, doubted)
+		setDoubted("")
 
 		By("validation.reuseSweep false measures again")
 		off := false
