@@ -69,7 +69,8 @@ func monitorSweep(s *scope, runs map[sweepPoint][]nodeRun) (*v1alpha1.Monitoring
 // runs ran at once (together starts them so); runs that still started apart (a pod that
 // started more than together's 30 s late) count over the time they spanned together
 // (spanned): a node that ran while another had not started met less contention, and its
-// bytes must not count as moved beside the other's. Otherwise (the local engine, a node-local comparison) each node measured its own storage,
+// bytes must not count as moved beside the other's (notAtOnce marks such a point disturbed).
+// Otherwise (the local engine, a node-local comparison) each node measured its own storage,
 // not necessarily at the same moment (the quick profile chains each node's runs on its own),
 // and the figure is the sum of the nodes' rates: one node's slower end (a final flush) must
 // not lower what the others measured.

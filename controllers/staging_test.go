@@ -298,6 +298,25 @@ var _ = Describe("Stage-in and stage-out", func() {
 			Eventually(gone(bb), timeout).Should(BeTrue())
 		})
 
+		It("copies a gone node's data once the node is back", func() {
+			bb := outBB("back")
+			var b corev1.Node
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: ns + "-b"}, &b)).To(Succeed())
+			Expect(k8s.Delete(ctx, &b)).To(Succeed())
+			Expect(k8s.Delete(ctx, bb)).To(Succeed())
+			Eventually(exists(podName(bb, staging.Out, 0)), timeout).Should(BeTrue())
+			finishPod(ctx, ns, podName(bb, staging.Out, 0), corev1.PodSucceeded, report(1, 1024))
+			Eventually(condition(ctx, bb, v1alpha1.ConditionStagedOut), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonNodeGone))
+
+			makeNode(ctx, ns+"-b", map[string]string{"pool": ns}) // the machine registers again
+			Eventually(exists(podName(bb, staging.Out, 1)), timeout).Should(BeTrue(), "its copy starts")
+			finishPod(ctx, ns, podName(bb, staging.Out, 1), corev1.PodSucceeded, report(1, 1024))
+			Eventually(condition(ctx, bb, v1alpha1.ConditionStagedOut), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonStaged))
+			finishPod(ctx, ns, "back-clean-0", corev1.PodSucceeded, "")
+			finishPod(ctx, ns, "back-clean-1", corev1.PodSucceeded, "")
+			Eventually(gone(bb), timeout).Should(BeTrue())
+		})
+
 		It("keeps stage-out given up once hurry took effect, when hurry is set back to false", func() {
 			bb := outBB("undo")
 			update(bb, func(cur *v1alpha1.BurstBuffer) { cur.Spec.Teardown.Hurry = true })

@@ -60,10 +60,6 @@ func (f *dataFlags) options(name, wd string) (bench.SeqOptions, error) {
 	return bench.SeqOptions{Name: name, Dir: wd, Procs: f.procs, BlockSize: bs, Size: size, Runtime: f.runtime, Direct: f.direct}, nil
 }
 
-// writeThenRead writes o.Procs new files for o.Runtime, then reads back what was written.
-// clients: fio client mode (files on the servers; the read-back unlinks them). A local run
-// starts on a settled file system and records what the device under it moved in each phase
-// (Result.DeviceBytes), so that the operator can tell a run that had the device to itself.
 // ended stamps res (nil: none) with the moment its tool returned.
 func ended(res *bench.Result) *bench.Result {
 	if res != nil {
@@ -72,6 +68,11 @@ func ended(res *bench.Result) *bench.Result {
 	return res
 }
 
+// writeThenRead writes o.Procs new files for o.Runtime, then reads back what was written.
+// clients: fio client mode (files on the servers; the read-back unlinks them). A local run
+// starts on a settled file system and records what the device under it moved in each phase
+// (Result.DeviceBytes), so that the operator can tell a run that had the device to itself.
+// Each result says when its phase ended (Result.End).
 func writeThenRead(ctx context.Context, jobDir string, o bench.SeqOptions, clients []string, read bool) ([]bench.Result, error) {
 	var meter *deviceMeter
 	if len(clients) == 0 {
