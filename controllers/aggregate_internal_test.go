@@ -104,20 +104,23 @@ func TestTogether(t *testing.T) {
 	}
 }
 
-// TestNotAtOnce: a beegfs point whose runs started more than a tenth of their runtime apart is
-// disturbed, naming the node that started last; runs at once, a local point (each node its own
-// storage) and reports without end times are not.
+// TestNotAtOnce: a beegfs point whose runs started more than a tenth of their runtime (and
+// 250 ms) apart is disturbed, naming the node that started last; runs at once, one node, a
+// local point (each node its own storage) and reports without end times are not.
 func TestNotAtOnce(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	run := func(node string, end time.Duration) nodeRun {
 		return nodeRun{node: node, write: bench.Result{Bytes: 1 << 28, RuntimeSeconds: 2, End: t0.Add(end)}}
 	}
 	bb := &v1alpha1.BurstBuffer{Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineBeeGFS}}
-	if got := notAtOnce(bb, []nodeRun{run("a", 2*time.Second), run("b", 2150*time.Millisecond)}); got != "" {
-		t.Errorf("150 ms apart: %q, want none", got)
+	if got := notAtOnce(bb, []nodeRun{run("a", 2*time.Second), run("b", 2240*time.Millisecond)}); got != "" {
+		t.Errorf("240 ms apart, under the floor: %q, want none", got)
+	}
+	if got := notAtOnce(bb, []nodeRun{run("a", 2*time.Second)}); got != "" {
+		t.Errorf("one node: %q, want none", got)
 	}
 	apart := []nodeRun{run("a", 2*time.Second), run("c", 2100*time.Millisecond), run("b", 7*time.Second)}
-	if got, want := notAtOnce(bb, apart), "node b: its run started 5.0 s after the point's first, which ran 2.0 s (the point's runs did not run at once)"; got != want {
+	if got, want := notAtOnce(bb, apart), "node b: its run started 5.0 s after the point's first, in runs of 2.0 s (the point's runs did not run at once)"; got != want {
 		t.Errorf("5 s apart: %q, want %q", got, want)
 	}
 	if got := notAtOnce(bb, []nodeRun{{node: "a", write: bench.Result{RuntimeSeconds: 2}}, run("b", 9*time.Second)}); got != "" {

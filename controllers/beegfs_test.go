@@ -387,6 +387,10 @@ var _ = Describe("BurstBuffer with the beegfs engine: provisioning and teardown"
 			return names
 		}, 2*time.Second).Should(BeEmpty(), "no copy and no clean pod while a node is gone")
 
+		By("the node back: stage-out goes on (here to the missing results claim)")
+		makeBeeGFSNode(ctx, ns+"-b", "10.9.0.2", map[string]string{"pool": ns})
+		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionStagedOut)().Reason }, timeout).Should(Equal(v1alpha1.ReasonClaimNotFound))
+
 		Eventually(func() error {
 			cur := get(ctx, bb)
 			cur.Spec.Teardown.Hurry = true

@@ -129,11 +129,15 @@ func window(results []bench.Result) (first, last time.Time, slowest float64, ok 
 	return first, last, slowest, len(results) > 0
 }
 
-// apartShare is how far, as a share of the slowest runtime, the runs of a point on a shared
-// file system may start apart before the point counts as disturbed: its runs did not run at
-// once (a pod that started later than together waits), so the figure, counted over the time
-// they spanned together, is low.
-const apartShare = 0.1
+// apartShare is how far, as a share of the slowest runtime and at least apartFloor, the runs
+// of a point on a shared file system may start apart before the point counts as disturbed:
+// its runs did not run at once (a pod that started later than together waits), so the
+// figure, counted over the time they spanned together, is low. The floor stands above what
+// fio's start and the nodes' clocks add.
+const (
+	apartShare = 0.1
+	apartFloor = 0.25
+)
 
 // notAtOnce names, for a point on a shared file system, the node whose write started last
 // when the point's runs started more than apartShare of the slowest runtime apart; "" when
@@ -157,10 +161,10 @@ func notAtOnce(bb *v1alpha1.BurstBuffer, runs []nodeRun) string {
 		}
 	}
 	apart := lateStart.Sub(first).Seconds()
-	if apart <= apartShare*slowest {
+	if apart <= max(apartShare*slowest, apartFloor) {
 		return ""
 	}
-	return fmt.Sprintf("node %s: its run started %.1f s after the point's first, which ran %.1f s (the point's runs did not run at once)", late, apart, slowest)
+	return fmt.Sprintf("node %s: its run started %.1f s after the point's first, in runs of %.1f s (the point's runs did not run at once)", late, apart, slowest)
 }
 
 // together has pod, a run of a point of m nodes whose runs are named name(0..m-1), start at

@@ -58,11 +58,19 @@ func (r *BurstBufferReconciler) reconcileStageOut(ctx context.Context, s *scope)
 	if len(bb.Spec.StageOut) == 0 || conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue) {
 		return ctrl.Result{}, true, nil
 	}
-	if over, err := r.stageOutGivenUp(ctx, s); err != nil || over {
-		if over {
-			skipStageOut(bb)
-		}
-		return ctrl.Result{}, over, err
+	over, copied, err := r.stageOutGivenUp(ctx, s)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, false, err
+	case over:
+		skipStageOut(bb)
+		return ctrl.Result{}, true, nil
+	case copied:
+		// Done on an earlier visit whose status write was lost: the staging claim may be
+		// gone already and must not be made again under the clean pods.
+		conditions.Set(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue, v1alpha1.ReasonStaged,
+			"every node's stage-out copy succeeded")
+		return ctrl.Result{}, true, nil
 	}
 	if bb.Status.ReadyTime == nil || bb.Status.Mount == nil {
 		// The gate never lifted: no workload ran on this burst buffer, so it holds no results.
@@ -134,41 +142,41 @@ func skipStageOut(bb *v1alpha1.BurstBuffer) {
 	}
 }
 
-// stageOutGivenUp says whether hurry gave stage-out up on an earlier visit: its condition
-// says so, or a clean pod exists while some node's copy did not succeed (the condition's
-// write may have been lost; clean pods after copies that all succeeded are a stage-out done
-// whose status write was lost). It is for good: the clean pods remove the data and the
-// staging claim is deleted, so a copy started after hurry is set back to false would copy
-// part of the data, or fail against a claim that is going.
-func (r *BurstBufferReconciler) stageOutGivenUp(ctx context.Context, s *scope) (bool, error) {
+// stageOutGivenUp says whether hurry gave stage-out up on an earlier visit (over): its
+// condition says so, or a clean pod exists while some node's copy did not succeed (the
+// condition's write may have been lost). It is for good: the clean pods remove the data and
+// the staging claim is deleted, so a copy started after hurry is set back to false would
+// copy part of the data, or fail against a claim that is going. copied: clean pods exist
+// after every node's copy succeeded, a stage-out done whose status write was lost.
+func (r *BurstBufferReconciler) stageOutGivenUp(ctx context.Context, s *scope) (over, copied bool, err error) {
 	if conditionReason(s.bb, v1alpha1.ConditionStagedOut) == v1alpha1.ReasonSkippedByHurry {
-		return true, nil
+		return true, false, nil
 	}
 	cleaning := false
 	for i := range s.nodes {
 		pod, err := r.cleanPod(ctx, s.bb, i)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		cleaning = cleaning || pod != nil
 	}
 	if !cleaning {
-		return false, nil
+		return false, false, nil
 	}
 	for i, node := range s.nodes {
 		var cur corev1.Pod
 		err := r.Get(ctx, client.ObjectKeyFromObject(staging.Pod(s.bb, staging.Out, i, node, r.AgentImage)), &cur)
 		if apierrors.IsNotFound(err) {
-			return true, nil
+			return true, false, nil
 		}
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		if st, _ := nodetask.StateOf(&cur); st != nodetask.Succeeded {
-			return true, nil
+			return true, false, nil
 		}
 	}
-	return false, nil
+	return false, true, nil
 }
 
 // stage runs one direction's copy pods and writes its condition and status: once the claims
@@ -386,16 +394,18 @@ func publishCopy(s *scope, d staging.Direction, st v1alpha1.StageStatus) stageOu
 // ended, with or without stage-out: the gate's way mounts the node directory by a host path,
 // which the clean pods remove (local) or unmount (beegfs) under a pod that still runs, and
 // stage-out must not copy results still being written. Pods still gated never ran; without a
-// stage-out to come, neither do pods whose containers never started (no node took them, an
-// image that does not pull): they never touched the files, and would hold the deletion for
-// good. true once none is left.
+// stage-out to come, neither do pods that no node took or whose image cannot be pulled
+// (workload.Started): they never touched the files, and would hold the deletion for good.
+// true once none is left.
 func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w *teardownWait) (bool, error) {
 	bb := s.bb
 	sel, err := workload.Selector(bb)
 	if err != nil {
-		// An invalid spec.workload.selector (InvalidSpec) released no pod from the gate, and
-		// nothing was made on any node for it.
-		return true, nil
+		// spec.workload.selector edited into one that does not parse: every pod labelled for
+		// this burst buffer, which holds every pod the selector ever chose.
+		if sel, err = workload.Labelled(bb); err != nil {
+			return false, err
+		}
 	}
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {

@@ -9,10 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/engine"
 	"github.com/beeburst/beeburst/internal/nodetask"
+	"github.com/beeburst/beeburst/internal/staging"
 )
 
 // A clean pod that had to run in the operator's namespace (the burst buffer's own refused it:
@@ -58,8 +60,9 @@ func TestMovedCleanPodFailureShownThenRetried(t *testing.T) {
 	}
 }
 
-// A pod being deleted is stuck only past the teardown bound and past its own grace period: a
-// user's pod given 10 minutes to save its state is waited for, not reported stuck after 2.
+// A user's pod being deleted is stuck only past the teardown bound and past its own grace
+// period: one given 10 minutes to save its state is waited for, not reported stuck after 2.
+// The operator's own pods are bounded by the teardown bound alone.
 func TestTerminatingPodWithinItsGracePeriodIsNotStuck(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "bb"}}
@@ -82,6 +85,47 @@ func TestTerminatingPodWithinItsGracePeriodIsNotStuck(t *testing.T) {
 		}
 		if !tc.stuck && (w.requeue <= 0 || w.requeue > t0.Add(10*time.Minute).Sub(now)) {
 			t.Errorf("%s after the delete: next look in %s, want by the end of its grace period", tc.after, w.requeue)
+		}
+	}
+	// The operator's own task pod is bounded by the teardown bound alone.
+	ours := pod.DeepCopy()
+	ours.Labels = map[string]string{nodetask.LabelManagedBy: nodetask.ManagedBy}
+	now := t0.Add(5 * time.Minute)
+	r := &BurstBufferReconciler{Now: func() time.Time { return now }}
+	w := &teardownWait{}
+	if err := r.checkTerminating(context.Background(), bb, ours, w); err != nil || len(w.stuck) == 0 {
+		t.Errorf("the operator's pod 5m after the delete: stuck %q (%v), want stuck past the 2m bound", w.stuck, err)
+	}
+}
+
+// Clean pods beside copies that all succeeded are a stage-out done whose status write was
+// lost, not stage-out given up by hurry; beside a copy that did not succeed, or one missing,
+// stage-out was given up.
+func TestStageOutGivenUpOrCopied(t *testing.T) {
+	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: "bb", UID: "u1"}}
+	bb.Spec.StageOut = []v1alpha1.StageSpec{{Path: "results", PersistentVolumeClaim: v1alpha1.PVCSource{ClaimName: "results"}}}
+	nodes := []string{"n1", "n2"}
+	pod := func(name string, phase corev1.PodPhase) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "jobs", Name: name}, Status: corev1.PodStatus{Phase: phase}}
+	}
+	clean := pod(nodetask.Name(bb, nodetask.ComponentClean, 0), corev1.PodPending)
+	copyPod := func(i int, phase corev1.PodPhase) *corev1.Pod {
+		return pod(staging.Pod(bb, staging.Out, i, nodes[i], "img").Name, phase)
+	}
+	for _, tc := range []struct {
+		name         string
+		objs         []client.Object
+		over, copied bool
+	}{
+		{"no clean pod", []client.Object{copyPod(0, corev1.PodRunning)}, false, false},
+		{"clean pods, every copy succeeded", []client.Object{clean, copyPod(0, corev1.PodSucceeded), copyPod(1, corev1.PodSucceeded)}, false, true},
+		{"clean pods, a copy still running", []client.Object{clean, copyPod(0, corev1.PodSucceeded), copyPod(1, corev1.PodRunning)}, true, false},
+		{"clean pods, a copy missing", []client.Object{clean, copyPod(0, corev1.PodSucceeded)}, true, false},
+	} {
+		r := &BurstBufferReconciler{Client: fakeClientWith(tc.objs...).Build(), AgentImage: "img"}
+		over, copied, err := r.stageOutGivenUp(context.Background(), &scope{bb: bb, nodes: nodes})
+		if err != nil || over != tc.over || copied != tc.copied {
+			t.Errorf("%s: over %v copied %v (%v), want %v %v", tc.name, over, copied, err, tc.over, tc.copied)
 		}
 	}
 }

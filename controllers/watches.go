@@ -32,8 +32,10 @@ func isOurs(o client.Object) bool {
 	return o.GetLabels()[nodetask.LabelManagedBy] == nodetask.ManagedBy
 }
 
-// burstBuffersWaitingForNodes maps a node event to the burst buffers that have no nodes yet.
-func (r *BurstBufferReconciler) burstBuffersWaitingForNodes(ctx context.Context, _ client.Object) []reconcile.Request {
+// burstBuffersWaitingForNodes maps a node event to the burst buffers that have no nodes yet,
+// and to those being deleted that have the node: a stage-out that waits for a node that was
+// gone copies its data as soon as the node is back.
+func (r *BurstBufferReconciler) burstBuffersWaitingForNodes(ctx context.Context, o client.Object) []reconcile.Request {
 	var list v1alpha1.BurstBufferList
 	if err := r.List(ctx, &list); err != nil {
 		return nil
@@ -41,6 +43,15 @@ func (r *BurstBufferReconciler) burstBuffersWaitingForNodes(ctx context.Context,
 	var reqs []reconcile.Request
 	for _, bb := range list.Items {
 		if len(bb.Status.Nodes) == 0 && bb.DeletionTimestamp.IsZero() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&bb)})
+		}
+	}
+	var on v1alpha1.BurstBufferList
+	if err := r.List(ctx, &on, client.MatchingFields{bbNodeField: o.GetName()}); err != nil {
+		return reqs
+	}
+	for _, bb := range on.Items {
+		if !bb.DeletionTimestamp.IsZero() {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&bb)})
 		}
 	}

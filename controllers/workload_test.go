@@ -240,7 +240,7 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 		}, timeout).Should(Succeed())
 	})
 
-	It("holds deletion while workload pods that passed the gate run, without stageOut too, not for one that never started, and bounds the wait for one stuck in deletion", func() {
+	It("holds deletion while workload pods that passed the gate run, without stageOut too, not for one that no node took, and bounds the wait for one stuck in deletion", func() {
 		bb := localBB(ns, "hp", 2)
 		bb.Spec.Teardown.Policy = v1alpha1.TeardownManual
 		createReady(ctx, bb)

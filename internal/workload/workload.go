@@ -69,12 +69,10 @@ func EnvConfigMapName(bbName string) string { return bbName + "-env" }
 // beeburst.io/burst-buffer=<name>, narrowed by spec.workload.selector, never the operator's
 // own task pods (which carry the same label).
 func Selector(bb *v1alpha1.BurstBuffer) (labels.Selector, error) {
-	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name})
-	notOurs, err := labels.NewRequirement(nodetask.LabelManagedBy, selection.NotEquals, []string{nodetask.ManagedBy})
+	sel, err := Labelled(bb)
 	if err != nil {
 		return nil, err
 	}
-	sel = sel.Add(*notOurs)
 	if bb.Spec.Workload.Selector != nil {
 		user, err := metav1.LabelSelectorAsSelector(bb.Spec.Workload.Selector)
 		if err != nil {
@@ -84,6 +82,16 @@ func Selector(bb *v1alpha1.BurstBuffer) (labels.Selector, error) {
 		sel = sel.Add(reqs...)
 	}
 	return sel, nil
+}
+
+// Labelled selects every pod that names bb in its beeburst.io/burst-buffer label, never the
+// operator's own task pods: a superset of Selector's pods, whatever spec.workload.selector says.
+func Labelled(bb *v1alpha1.BurstBuffer) (labels.Selector, error) {
+	notOurs, err := labels.NewRequirement(nodetask.LabelManagedBy, selection.NotEquals, []string{nodetask.ManagedBy})
+	if err != nil {
+		return nil, err
+	}
+	return labels.SelectorFromSet(labels.Set{v1alpha1.LabelBurstBuffer: bb.Name}).Add(*notOurs), nil
 }
 
 // IsWorkloadPod says whether a pod can belong to some burst buffer's workload: it names one
@@ -167,19 +175,35 @@ func IsCompleted(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
-// Started says whether any of the pod's containers (init containers too) ever ran: a pod
-// that no node took, or whose containers never started (an image that does not pull), has
-// not touched the burst buffer's files.
+// Started says whether the pod ran, runs or is starting on a node: one that no node took,
+// or whose containers cannot start (an image that cannot be pulled, a configuration the
+// kubelet refuses) and never ran, has not touched the burst buffer's files and will not
+// without someone's help.
 func Started(pod *corev1.Pod) bool {
 	if pod.Status.Phase == corev1.PodRunning {
 		return true
 	}
-	for _, st := range append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...) {
+	statuses := append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...)
+	for _, st := range statuses {
 		if st.State.Running != nil || st.State.Terminated != nil || st.LastTerminationState.Terminated != nil {
 			return true
 		}
 	}
-	return false
+	if pod.Spec.NodeName == "" {
+		return false
+	}
+	for _, st := range statuses {
+		if w := st.State.Waiting; w != nil && cannotStart[w.Reason] {
+			return false
+		}
+	}
+	return true
+}
+
+// cannotStart are the kubelet's reasons for a container that waits until someone changes
+// something: the image, its name or the pod's configuration.
+var cannotStart = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "CreateContainerConfigError": true,
 }
 
 // Status summarises the workload's pods: gated pods by name (sorted, at most

@@ -292,25 +292,30 @@ func TestTeardown(t *testing.T) {
 	}
 }
 
-// Started: a pod counts as having used the burst buffer once any container ran, an init
-// container too; one no node took, or stuck before its containers (an image pull), does not.
+// Started: a pod counts as using the burst buffer once a node took it, unless its containers
+// cannot start (an image that cannot be pulled) and never ran; one no node took does not.
 func TestStarted(t *testing.T) {
 	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	waiting := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
+	pulling := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
+	creating := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
 	ended := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
 	for _, tc := range []struct {
 		name   string
+		node   string
 		status corev1.PodStatus
 		want   bool
 	}{
-		{"not scheduled", corev1.PodStatus{Phase: corev1.PodPending}, false},
-		{"its image does not pull", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: waiting}}}, false},
-		{"running", corev1.PodStatus{Phase: corev1.PodRunning}, true},
-		{"an init container runs", corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{State: running}}}, true},
-		{"an init container ended", corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{State: ended}}}, true},
-		{"restarting after a crash", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: waiting, LastTerminationState: ended}}}, true},
+		{"not scheduled", "", corev1.PodStatus{Phase: corev1.PodPending}, false},
+		{"scheduled, no status yet", "n1", corev1.PodStatus{Phase: corev1.PodPending}, true},
+		{"its containers being created", "n1", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: creating}}}, true},
+		{"its image cannot be pulled", "n1", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: pulling}}}, false},
+		{"running", "n1", corev1.PodStatus{Phase: corev1.PodRunning}, true},
+		{"an init container runs", "n1", corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{State: running}}}, true},
+		{"an init container ended, the next cannot be pulled", "n1", corev1.PodStatus{Phase: corev1.PodPending,
+			InitContainerStatuses: []corev1.ContainerStatus{{State: ended}, {State: pulling}}}, true},
+		{"restarting after a crash", "n1", corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{State: pulling, LastTerminationState: ended}}}, true},
 	} {
-		if got := Started(&corev1.Pod{Status: tc.status}); got != tc.want {
+		if got := Started(&corev1.Pod{Spec: corev1.PodSpec{NodeName: tc.node}, Status: tc.status}); got != tc.want {
 			t.Errorf("%s: Started = %v, want %v", tc.name, got, tc.want)
 		}
 	}
