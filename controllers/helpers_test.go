@@ -147,6 +147,17 @@ func gone(ctx context.Context, obj client.Object) func() bool {
 	}
 }
 
+// quickPrepared creates a local burst buffer of two nodes with the quick profile and plays
+// the kubelet for its prepare pods: its validation starts.
+func quickPrepared(ctx context.Context, ns, name string) *v1alpha1.BurstBuffer {
+	bb := localBB(ns, name, 2)
+	bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
+	Expect(k8s.Create(ctx, bb)).To(Succeed())
+	finishPod(ctx, ns, name+"-prep-0", corev1.PodSucceeded, "")
+	finishPod(ctx, ns, name+"-prep-1", corev1.PodSucceeded, "")
+	return bb
+}
+
 // createReady creates a local burst buffer, plays the kubelet for its prepare pods (one per
 // node) and waits until it is Ready.
 func createReady(ctx context.Context, bb *v1alpha1.BurstBuffer) {

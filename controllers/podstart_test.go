@@ -216,11 +216,7 @@ var _ = Describe("Failures in seconds", Ordered, ContinueOnFailure, func() {
 		ns := namespaceWithTwoNodes(ctx)
 		nodes := []string{ns + "-a", ns + "-b"}
 		forgetFiguresOf(ctx, nodes)
-		bb := localBB(ns, "probeimg", 2)
-		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		finishPod(ctx, ns, "probeimg-prep-0", corev1.PodSucceeded, "")
-		finishPod(ctx, ns, "probeimg-prep-1", corev1.PodSucceeded, "")
+		bb := quickPrepared(ctx, ns, "probeimg")
 		knew := kubeletWaits(ctx, ns, "probeimg-probe-dev-1", "ErrImagePull", imageNotFound)
 		c := within("measuring: device probe image not found", bb, v1alpha1.ConditionComponentsMeasured, knew, metav1.ConditionFalse, v1alpha1.ReasonProbeFailed)
 		Expect(c.Message).To(And(ContainSubstring("node "+nodes[1]+" cannot pull image beeburst/agent:test"), ContainSubstring("probeimg-probe-dev-1")))

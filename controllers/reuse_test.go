@@ -61,6 +61,16 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
 		return bb
 	}
+	// measuresAgain creates a quick burst buffer that does not reuse the kept validation: the
+	// device probe of node i (why) runs, and Validated is not Reused.
+	measuresAgain := func(name, i, why string) {
+		bb := quick(name)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared(name)
+		Eventually(podExists(ctx, ns, name+"-probe-dev-"+i), timeout).Should(BeTrue(), why)
+		Expect(condition(ctx, bb, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
+		tearDown(ctx, bb)
+	}
 	BeforeEach(func() {
 		ctx = context.Background()
 		ns = newNamespace(ctx)
@@ -142,12 +152,7 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 			}, timeout).Should(Succeed())
 		}
 		setDoubted("burst buffer " + ns + "/other measured the devices again: the sweep read above them")
-		doubted := quick("doubted")
-		Expect(k8s.Create(ctx, doubted)).To(Succeed())
-		prepared("doubted")
-		Eventually(podExists(ctx, ns, "doubted-probe-dev-0"), timeout).Should(BeTrue(), "the doubted device is measured again")
-		Expect(condition(ctx, doubted, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
-		tearDown(ctx, doubted)
+		measuresAgain("doubted", "0", "the doubted device is measured again")
 		setDoubted("")
 
 		By("validation.reuseSweep false measures again")
@@ -170,14 +175,9 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: nodes[1]}, &corev1.Node{}))
 		}, timeout).Should(BeTrue())
 		makeNode(ctx, nodes[1], replaced.Labels)
-		fourth := quick("fourth")
-		Expect(k8s.Create(ctx, fourth)).To(Succeed())
-		prepared("fourth")
 		// The kept validation of the first two burst buffers' nodes is not this one's: it
 		// measures (the second, on the same Node objects, measured nothing).
-		Eventually(podExists(ctx, ns, "fourth-probe-dev-1"), timeout).Should(BeTrue(), "the new machine's device is probed")
-		Expect(condition(ctx, fourth, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
-		tearDown(ctx, fourth)
+		measuresAgain("fourth", "1", "the new machine's device is probed")
 	})
 
 	It("holds a reused validation's capacity to the space free now, as the prepare pods found it", func() {

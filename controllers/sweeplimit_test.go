@@ -228,11 +228,7 @@ var _ = Describe("A second round of two sweep points", func() {
 			makeNode(ctx, n, labels)
 		}
 		forgetFiguresOf(ctx, nodes)
-		bb := localBB(ns, "two", 2)
-		bb.Spec.Validation.Profile = v1alpha1.ProfileQuick
-		Expect(k8s.Create(ctx, bb)).To(Succeed())
-		finishPod(ctx, ns, "two-prep-0", corev1.PodSucceeded, "")
-		finishPod(ctx, ns, "two-prep-1", corev1.PodSucceeded, "")
+		bb := quickPrepared(ctx, ns, "two")
 		for i, n := range nodes {
 			finishPod(ctx, ns, fmt.Sprintf("two-probe-dev-%d", i), corev1.PodSucceeded, deviceReport(n, 300e6, 400e6))
 		}
