@@ -67,7 +67,7 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		bb := quick(name)
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		prepared(name)
-		Eventually(podExists(ctx, ns, name+"-probe-dev-"+i), timeout).Should(BeTrue(), why)
+		Eventually(podExists(ctx, ns, name+"-probe-dev-"+i), timeout).Should(BeTrue(), "%s", why)
 		Expect(condition(ctx, bb, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
 		tearDown(ctx, bb)
 	}
