@@ -110,6 +110,11 @@ func spanned(results []bench.Result) float64 {
 	return last.Sub(first).Seconds() - spanTolerance*slowest
 }
 
+// startOf is when res's run started: its end less its runtime.
+func startOf(res bench.Result) time.Time {
+	return res.End.Add(-time.Duration(res.RuntimeSeconds * float64(time.Second)))
+}
+
 // window is when results' runs started, the first of them, and ended, the last of them, with
 // the slowest runtime; false when a result does not say when it ended.
 func window(results []bench.Result) (first, last time.Time, slowest float64, ok bool) {
@@ -117,7 +122,7 @@ func window(results []bench.Result) (first, last time.Time, slowest float64, ok 
 		if res.End.IsZero() {
 			return time.Time{}, time.Time{}, 0, false
 		}
-		start := res.End.Add(-time.Duration(res.RuntimeSeconds * float64(time.Second)))
+		start := startOf(res)
 		if i == 0 || start.Before(first) {
 			first = start
 		}
@@ -156,7 +161,7 @@ func notAtOnce(bb *v1alpha1.BurstBuffer, runs []nodeRun) string {
 	}
 	late, lateStart := "", first
 	for _, r := range runs {
-		if start := r.write.End.Add(-time.Duration(r.write.RuntimeSeconds * float64(time.Second))); start.After(lateStart) {
+		if start := startOf(r.write); start.After(lateStart) {
 			late, lateStart = r.node, start
 		}
 	}
