@@ -3,8 +3,11 @@ package controllers
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
 
 func (s *scope) nodeObj(name string) *corev1.Node {
@@ -16,15 +19,32 @@ func (s *scope) nodeObj(name string) *corev1.Node {
 	return nil
 }
 
-// nodeIdentities are the burst buffer's nodes, in order, as name/UID of their Node objects:
-// what a kept validation is of (a machine registered again under the same name is another
-// node). A node whose object is gone counts by its name alone.
+// nodeIdentities are the burst buffer's nodes, in order, as name/UID of their Node objects
+// with their hardware.beeburst.io/* labels: what a kept validation is of. A machine registered
+// again under the same name is another node, and a node relabelled has other documented
+// figures, which a kept validation's stage 1 and warnings (BelowDocumented) were judged by. A
+// node whose object is gone counts by its name alone.
 func (s *scope) nodeIdentities() []string {
+	hardwareLabels := []string{v1alpha1.LabelLinkRateBitsPerSecond, v1alpha1.LabelLinkEncoding,
+		v1alpha1.LabelDiskWriteBytesPerSecond, v1alpha1.LabelDiskReadBytesPerSecond}
 	out := make([]string, len(s.nodes))
 	for i, name := range s.nodes {
 		out[i] = name
-		if obj := s.nodeObj(name); obj != nil && obj.UID != "" {
-			out[i] = name + "/" + string(obj.UID)
+		obj := s.nodeObj(name)
+		if obj == nil {
+			continue
+		}
+		if obj.UID != "" {
+			out[i] += "/" + string(obj.UID)
+		}
+		var labels []string
+		for _, k := range hardwareLabels {
+			if v, ok := obj.Labels[k]; ok {
+				labels = append(labels, k+"="+v)
+			}
+		}
+		if len(labels) > 0 {
+			out[i] += "/" + strings.Join(labels, ",")
 		}
 	}
 	return out

@@ -98,16 +98,17 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 
 		first := measured("first", nil)
 		measured := get(ctx, first)
-		ids := make([]string, len(nodes)) // a record is of the Node objects measured
-		for i, n := range nodes {
-			var obj corev1.Node
-			Expect(k8s.Get(ctx, client.ObjectKey{Name: n}, &obj)).To(Succeed())
-			ids[i] = n + "/" + string(obj.UID)
-		}
-		key := sweepcache.Key(measured, ids)
-		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: sweepcache.Name(key)}, &corev1.ConfigMap{})
-		}, timeout).Should(Succeed(), "a clean validation is kept")
+		Eventually(func() []string {
+			var cms corev1.ConfigMapList
+			Expect(k8s.List(ctx, &cms, client.InNamespace(operatorNamespace))).To(Succeed())
+			var by []string
+			for i := range cms.Items {
+				if rec, err := sweepcache.FromConfigMap(&cms.Items[i]); err == nil && rec.Key != "" {
+					by = append(by, rec.MeasuredBy)
+				}
+			}
+			return by
+		}, timeout).Should(ContainElement(ns+"/first"), "a clean validation is kept")
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(expired), &corev1.ConfigMap{}))
 		}, timeout).Should(BeTrue(), "a record older than any reuse window is pruned")
@@ -154,6 +155,26 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		setDoubted("burst buffer " + ns + "/other measured the devices again: the sweep read above them")
 		measuresAgain("doubted", "0", "the doubted device is measured again")
 		setDoubted("")
+
+		By("a node relabelled with other documented figures: the kept validation, judged by the old ones, is not reused")
+		relabel := func(v string) {
+			Eventually(func() error {
+				var obj corev1.Node
+				if err := k8s.Get(ctx, client.ObjectKey{Name: nodes[0]}, &obj); err != nil {
+					return err
+				}
+				obj.Labels[v1alpha1.LabelDiskWriteBytesPerSecond] = v
+				return k8s.Update(ctx, &obj)
+			}, timeout).Should(Succeed())
+		}
+		relabel("250M")
+		relabelled := quick("relabelled")
+		Expect(k8s.Create(ctx, relabelled)).To(Succeed())
+		prepared("relabelled")
+		Eventually(podExists(ctx, ns, "relabelled-probe-nets-0"), timeout).Should(BeTrue(), "the links are measured: no kept validation stands for these labels")
+		Expect(condition(ctx, relabelled, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
+		tearDown(ctx, relabelled)
+		relabel("300M")
 
 		By("validation.reuseSweep false measures again")
 		off := false
