@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -393,10 +394,10 @@ func publishCopy(s *scope, d staging.Direction, st v1alpha1.StageStatus) stageOu
 // waitForWorkload is deletion's wait for the workload's pods that left the gate and have not
 // ended, with or without stage-out: the gate's way mounts the node directory by a host path,
 // which the clean pods remove (local) or unmount (beegfs) under a pod that still runs, and
-// stage-out must not copy results still being written. Pods still gated never ran; without a
-// stage-out to come, neither do pods that no node took or whose image cannot be pulled
-// (workload.Started): they never touched the files, and would hold the deletion for good.
-// true once none is left.
+// stage-out must not copy results still being written. Pods still gated never ran, and their
+// gates are held for good first (holdGates); without a stage-out to come, neither do pods that
+// no node took or whose image cannot be pulled (workload.InUse): they never touched the files,
+// and would hold the deletion for good. true once none is left.
 func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w *teardownWait) (bool, error) {
 	bb := s.bb
 	sel, err := workload.Selector(bb)
@@ -411,13 +412,19 @@ func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w
 	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return false, err
 	}
-	// Before stage-out, a pod past the gate that has not started yet counts too: it may still
-	// start and write results the copy must not miss.
+	if held, err := r.holdGates(ctx, pods.Items); err != nil || !held {
+		if err == nil {
+			w.waiting = append(w.waiting, "a workload pod's gate was lifted as it was held; looking again")
+			w.wake(time.Second)
+		}
+		return false, err
+	}
 	copying := len(bb.Spec.StageOut) > 0 && !bb.Spec.Teardown.Hurry && conditionReason(bb, v1alpha1.ConditionStagedOut) != v1alpha1.ReasonSkippedByHurry &&
 		!conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue)
+	deletedFor := r.Now().Sub(bb.DeletionTimestamp.Time)
 	var ran []*corev1.Pod
 	for i := range pods.Items {
-		if p := &pods.Items[i]; !workload.IsGated(p) && (copying || workload.Started(p)) {
+		if p := &pods.Items[i]; workload.InUse(p, copying, deletedFor) {
 			ran = append(ran, p)
 		}
 	}
@@ -434,6 +441,29 @@ func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w
 			fmt.Sprintf("waiting for %d workload pod(s) to end before staging out: %s", n, inUseText(running, stopping)))
 	}
 	return false, nil
+}
+
+// holdGates holds the gate of every workload pod that still has it, for good
+// (workload.Hold), before deletion judges which pods use the burst buffer. The workload
+// controller may lift a gate from a burst buffer it read before the deletion; both write with
+// the pod's resourceVersion, so either the hold lands first and the release conflicts (and
+// finds the pod held), or the release lands first and the hold conflicts: false, and the next
+// visit counts the released pod.
+func (r *BurstBufferReconciler) holdGates(ctx context.Context, pods []corev1.Pod) (bool, error) {
+	for i := range pods {
+		pod := &pods[i]
+		if !workload.IsGated(pod) || workload.IsHeld(pod) || !pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		err := r.Patch(ctx, workload.Hold(pod), client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case apierrors.IsConflict(err):
+			return false, nil
+		case err != nil && !apierrors.IsNotFound(err):
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // burstBuffersOfClaim maps a claim event to the burst buffers in its namespace that stage

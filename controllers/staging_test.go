@@ -329,7 +329,7 @@ var _ = Describe("Stage-in and stage-out", func() {
 			c := condition(ctx, bb, v1alpha1.ConditionStagedOut)()
 			Expect(c).To(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonSkippedByHurry))
 			Expect(c.Message).To(ContainSubstring("cannot be undone"))
-			Expect(get(ctx, bb).Status.Phase).NotTo(Equal(v1alpha1.PhaseStageOutFailed))
+			Expect(get(ctx, bb).Status.Phase).To(Equal(v1alpha1.PhaseTearingDown), "given up, not staging out")
 			finishPod(ctx, ns, "undo-clean-0", corev1.PodSucceeded, "")
 			finishPod(ctx, ns, "undo-clean-1", corev1.PodSucceeded, "")
 			Eventually(gone(bb), timeout).Should(BeTrue())

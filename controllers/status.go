@@ -93,7 +93,9 @@ func (r *BurstBufferReconciler) summarise(s *scope) {
 	switch {
 	case deleting && stageOutStuck(bb):
 		bb.Status.Phase = v1alpha1.PhaseStageOutFailed
-	case deleting && conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse):
+	case deleting && conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionFalse) &&
+		conditionReason(bb, v1alpha1.ConditionStagedOut) != v1alpha1.ReasonSkippedByHurry:
+		// Stage-out given up by hurry is not staging out: the data is being removed.
 		bb.Status.Phase = v1alpha1.PhaseStagingOut
 	case deleting:
 		bb.Status.Phase = v1alpha1.PhaseTearingDown

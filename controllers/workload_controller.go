@@ -114,7 +114,8 @@ func (r *WorkloadReconciler) release(ctx context.Context, bb *v1alpha1.BurstBuff
 	var errs []error
 	for i := range pods {
 		pod := &pods[i]
-		if !workload.IsGated(pod) || !pod.DeletionTimestamp.IsZero() {
+		// A held pod's burst buffer is being deleted, whatever the cache still says of it.
+		if !workload.IsGated(pod) || workload.IsHeld(pod) || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
 		if hosts == nil {

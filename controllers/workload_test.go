@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -249,6 +250,7 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 		runningWorkload(ctx, ns, "job-1", "hp", ns+"-b")
 		// Past the gate, but no node took it: it never touched the files.
 		Expect(k8s.Create(ctx, workloadPod(ns, "job-2", "hp", false))).To(Succeed())
+		unschedulable(ctx, ns, "job-2")
 		// Its node's kubelet never confirms; a grace period shorter than the teardown bound,
 		// which never ends within it.
 		Expect(k8s.Delete(ctx, getPod(ctx, ns, "job-1")(), client.GracePeriodSeconds(1))).To(Succeed())
@@ -270,4 +272,56 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 		finishPod(ctx, ns, "hp-clean-1", corev1.PodSucceeded, "")
 		Eventually(gone(ctx, bb), timeout).Should(BeTrue())
 	})
+
+	It("holds the gate of a pod still gated at deletion for good, and waits for one the scheduler has not looked at yet", func() {
+		bb := localBB(ns, "del", 2)
+		bb.Spec.Teardown.Policy = v1alpha1.TeardownManual
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		Expect(k8s.Create(ctx, workloadPod(ns, "job-0", "del", true))).To(Succeed())
+		// Its gate lifted a moment before the deletion: the scheduler has not placed it yet.
+		Expect(k8s.Create(ctx, workloadPod(ns, "job-1", "del", false))).To(Succeed())
+		Eventually(podExists(ctx, ns, "del-prep-0"), timeout).Should(BeTrue())
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+
+		Eventually(func() map[string]string { return getPod(ctx, ns, "job-0")().Annotations }, timeout).
+			Should(HaveKey(v1alpha1.AnnotationGateHeld), "a gated pod is held before deletion judges which pods use the burst buffer")
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonDeleting))
+		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).
+			Should(And(ContainSubstring("job-1"), Not(ContainSubstring("job-0"))))
+		Consistently(func() []string { return podsOf(ctx, ns, "del") }, 2*time.Second).ShouldNot(ContainElement(HavePrefix("del-clean")),
+			"nothing is removed before the scheduler placed the pod whose gate was lifted")
+
+		unschedulable(ctx, ns, "job-1")
+		stopped(ctx, ns, "del", "del-prep-0", "del-prep-1") // the preparation it interrupts
+		Eventually(podExists(ctx, ns, "del-clean-0"), timeout).Should(BeTrue(), "a pod no node takes does not hold the deletion")
+		finishPod(ctx, ns, "del-clean-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "del-clean-1", corev1.PodSucceeded, "")
+		Eventually(gone(ctx, bb), timeout).Should(BeTrue())
+		Expect(gates(getPod(ctx, ns, "job-0")())).To(Equal([]string{v1alpha1.SchedulingGate}), "a held gate stays")
+	})
+
+	It("never lifts a gate that deletion held, even from a Ready burst buffer it reads", func() {
+		bb := localBB(ns, "held", 2)
+		createReady(ctx, bb)
+		held := workloadPod(ns, "job-0", "held", true)
+		held.Annotations = map[string]string{v1alpha1.AnnotationGateHeld: "the burst buffer is being deleted"}
+		Expect(k8s.Create(ctx, held)).To(Succeed())
+		Expect(k8s.Create(ctx, workloadPod(ns, "job-1", "held", true))).To(Succeed())
+		Eventually(func() []string { return gates(getPod(ctx, ns, "job-1")()) }, timeout).Should(BeEmpty(), "the controller visited")
+		Consistently(func() []string { return gates(getPod(ctx, ns, "job-0")()) }, time.Second, 200*time.Millisecond).
+			Should(Equal([]string{v1alpha1.SchedulingGate}))
+	})
 })
+
+// unschedulable plays the scheduler finding no node for a workload pod.
+func unschedulable(ctx context.Context, ns, name string) {
+	Eventually(func() error {
+		p := getPod(ctx, ns, name)()
+		if p == nil {
+			return fmt.Errorf("pod %s not found", name)
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			Message: "0/2 nodes are available", LastTransitionTime: metav1.Now()}}
+		return k8s.Status().Update(ctx, p)
+	}, timeout).Should(Succeed())
+}

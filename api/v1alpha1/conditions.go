@@ -10,6 +10,11 @@ const Finalizer = "beeburst.io/teardown"
 // Ready.
 const SchedulingGate = "beeburst.io/ready"
 
+// AnnotationGateHeld marks a workload pod whose burst buffer is being deleted while the pod
+// still carried SchedulingGate: its gate is never lifted. Deletion sets it before it judges
+// which pods still use the burst buffer, so that no pod leaves the gate after that judgement.
+const AnnotationGateHeld = "beeburst.io/gate-held"
+
 // Labels.
 const (
 	// LabelBurstBuffer names the burst buffer a workload pod uses (the default workload

@@ -101,6 +101,48 @@ func IsWorkloadPod(pod *corev1.Pod) bool {
 	return named && pod.Labels[nodetask.LabelManagedBy] != nodetask.ManagedBy
 }
 
+// IsHeld says whether deletion held the pod's gate for good (AnnotationGateHeld).
+func IsHeld(pod *corev1.Pod) bool {
+	_, ok := pod.Annotations[v1alpha1.AnnotationGateHeld]
+	return ok
+}
+
+// Hold is pod with its gate held for good (AnnotationGateHeld).
+func Hold(pod *corev1.Pod) *corev1.Pod {
+	out := pod.DeepCopy()
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[v1alpha1.AnnotationGateHeld] = "the burst buffer is being deleted"
+	return out
+}
+
+// SchedulerDecides is how long after its burst buffer's deletion a pod past the gate that the
+// scheduler has not looked at yet (no node, no PodScheduled condition) still counts as about
+// to start: a gate lifted just before the deletion. The scheduler decides within moments; a
+// pod it never looks at (a scheduler name that nothing serves) would otherwise hold the
+// deletion for good.
+const SchedulerDecides = 30 * time.Second
+
+// InUse says whether deletion waits for a workload pod that is not completed: one past the
+// gate that ran, runs or is starting on a node (Started), or that the scheduler has not
+// decided on yet within SchedulerDecides of the deletion (deletedFor ago); with a stage-out
+// still to come (copying), every pod past the gate, since it may yet start and write results
+// the copy must not miss.
+func InUse(pod *corev1.Pod, copying bool, deletedFor time.Duration) bool {
+	if IsGated(pod) {
+		return false
+	}
+	return copying || Started(pod) || (undecided(pod) && deletedFor < SchedulerDecides)
+}
+
+// undecided: the scheduler has not looked at the pod yet.
+func undecided(pod *corev1.Pod) bool {
+	return pod.Spec.NodeName == "" && !slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
+		return c.Type == corev1.PodScheduled
+	})
+}
+
 // IsGated says whether the pod still carries the beeburst scheduling gate.
 func IsGated(pod *corev1.Pod) bool {
 	return slices.ContainsFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool {

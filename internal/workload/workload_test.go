@@ -320,3 +320,42 @@ func TestStarted(t *testing.T) {
 		}
 	}
 }
+
+// InUse: deletion waits for a pod past the gate that started, or that the scheduler has not
+// looked at yet (a gate lifted just before the deletion) for SchedulerDecides; with a
+// stage-out to come, for every pod past the gate. A gated pod never counts.
+func TestInUse(t *testing.T) {
+	gate := []corev1.PodSchedulingGate{{Name: v1alpha1.SchedulingGate}}
+	unschedulable := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}
+	pending := corev1.PodStatus{Phase: corev1.PodPending}
+	for _, tc := range []struct {
+		name       string
+		spec       corev1.PodSpec
+		status     corev1.PodStatus
+		copying    bool
+		deletedFor time.Duration
+		want       bool
+	}{
+		{"gated", corev1.PodSpec{SchedulingGates: gate}, pending, true, 0, false},
+		{"on a node", corev1.PodSpec{NodeName: "n1"}, pending, false, time.Hour, true},
+		{"not looked at yet, just after the deletion", corev1.PodSpec{}, pending, false, time.Second, true},
+		{"not looked at within SchedulerDecides", corev1.PodSpec{}, pending, false, SchedulerDecides, false},
+		{"no node fits it", corev1.PodSpec{}, unschedulable, false, time.Second, false},
+		{"no node fits it, a stage-out to come", corev1.PodSpec{}, unschedulable, true, time.Hour, true},
+	} {
+		pod := &corev1.Pod{Spec: tc.spec, Status: tc.status}
+		if got := InUse(pod, tc.copying, tc.deletedFor); got != tc.want {
+			t.Errorf("%s: InUse = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Hold marks a pod held without touching anything else of it.
+func TestHold(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job-0", Annotations: map[string]string{"a": "b"}}}
+	held := Hold(pod)
+	if !IsHeld(held) || IsHeld(pod) || held.Annotations["a"] != "b" {
+		t.Errorf("Hold: held %v (annotations %v), original held %v", IsHeld(held), held.Annotations, IsHeld(pod))
+	}
+}
