@@ -280,7 +280,7 @@ func (r *BurstBufferReconciler) compareSide(ctx context.Context, s *scope, t com
 	}
 	for i := 0; i < m && i < len(s.nodes); i++ {
 		node := s.nodes[i]
-		st, msg, cur, err := r.runMeasuring(ctx, s, r.comparePod(s, t, side, i, node, n, seconds))
+		st, msg, cur, err := r.runMeasuring(ctx, s, r.comparePodOf(s, t, side, i, min(m, len(s.nodes)), n, seconds))
 		if err != nil {
 			return nil, "", false, err
 		}
@@ -364,6 +364,30 @@ func (r *BurstBufferReconciler) compareSide(ctx context.Context, s *scope, t com
 		return nil, strings.Join(failures, "; "), false, nil
 	}
 	return runs, "", false, nil
+}
+
+// comparePodOf is node i's run of a side of m nodes. On a shared file system - the burst
+// buffer's with beegfs, a claim on the other side - the side's runs start together
+// (nodetask.StartTogetherIn), as a sweep point's do: their figures add up as that file
+// system's, which is what its clients move at once. A node-local path is each node's own.
+func (r *BurstBufferReconciler) comparePodOf(s *scope, t compareTarget, side, i, m, procs, seconds int) *corev1.Pod {
+	pod := r.comparePod(s, t, side, i, s.nodes[i], procs, seconds)
+	mount := ""
+	switch {
+	case side == sideBurstBuffer && sharedFS(s.bb):
+		mount = nodetask.FileSystemMount
+	case side == sideOther && t.volume.PersistentVolumeClaim != nil:
+		mount = nodetask.CompareMount
+	}
+	if mount == "" || m < 2 {
+		return pod
+	}
+	names := make([]string, m)
+	for j := range names {
+		names[j] = r.comparePod(s, t, side, j, s.nodes[j], procs, seconds).Name
+	}
+	nodetask.StartTogetherIn(pod, names, mount)
+	return pod
 }
 
 // comparePod is node i's ideal workload on one side: the other storage (a claim through the

@@ -1,11 +1,17 @@
 package controllers
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/bench"
 	"github.com/beeburst/beeburst/internal/limits"
+	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/sizing"
 )
 
@@ -76,5 +82,53 @@ func TestChunkShape(t *testing.T) {
 	bb.Spec.Validation.Sweep = &v1alpha1.SweepSpec{ProcessesPerNode: []int32{8, 16}, DurationSeconds: 10}
 	if p, s := chunkShape(bb, 2); p != 8 || s != 10 {
 		t.Errorf("standard, 8 and 16 processes: %d processes, %d s", p, s)
+	}
+}
+
+// TestComparePodOf: a comparison side's runs start together on a shared file system - the
+// burst buffer's with beegfs (markers on it), a claim on the other side (markers on the
+// claim) - and as their pods start on node-local storage, the local engine's and on one node.
+func TestComparePodOf(t *testing.T) {
+	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bb"},
+		Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineBeeGFS, Storage: v1alpha1.StorageSpec{Path: "/mnt/nvme"}}}
+	r := &BurstBufferReconciler{AgentImage: "img"}
+	s := &scope{bb: bb, nodes: []string{"n0", "n1", "n2"}}
+	claim := compareTarget{volume: corev1.Volume{Name: "other", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "results"}}}, scheduled: true}
+	local := compareTarget{volume: corev1.Volume{Name: "other", VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: "/scratch"}}}}
+	args := func(t compareTarget, side, i, m int) string {
+		return strings.Join(r.comparePodOf(s, t, side, i, m, 4, 2).Spec.Containers[0].Args, " ")
+	}
+	name := func(t compareTarget, side, j int) string { return r.comparePod(s, t, side, j, s.nodes[j], 4, 2).Name }
+	for _, tc := range []struct {
+		what    string
+		t       compareTarget
+		side, m int
+		mount   string // "": not together
+		local   bool
+	}{
+		{"beegfs, the burst buffer's side", local, sideBurstBuffer, 3, nodetask.FileSystemMount, false},
+		{"a claim", claim, sideOther, 3, nodetask.CompareMount, false},
+		{"a claim on one node", claim, sideOther, 1, "", false},
+		{"a node-local path", local, sideOther, 3, "", false},
+		{"local, the burst buffer's side", local, sideBurstBuffer, 3, "", true},
+	} {
+		bb.Spec.Engine = v1alpha1.EngineBeeGFS
+		if tc.local {
+			bb.Spec.Engine = v1alpha1.EngineLocal
+		}
+		got := args(tc.t, tc.side, 1, tc.m)
+		if tc.mount == "" {
+			if strings.Contains(got, "--chain") {
+				t.Errorf("%s: args %q, want no chain", tc.what, got)
+			}
+			continue
+		}
+		want := fmt.Sprintf("--chain-dir %s/.beeburst-start/%s --chain-name %s --chain-start-with %s,%s --chain-shared",
+			tc.mount, name(tc.t, tc.side, 0), name(tc.t, tc.side, 1), name(tc.t, tc.side, 0), name(tc.t, tc.side, 2))
+		if !strings.HasSuffix(got, want) {
+			t.Errorf("%s: args %q, want them to end with %q", tc.what, got, want)
+		}
 	}
 }

@@ -33,8 +33,9 @@ func InChain(bb *v1alpha1.BurstBuffer, pod *corev1.Pod, c agentapi.Chain) {
 	ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: storageVolume, MountPath: HostMount})
 }
 
-// StartDir is the directory of the burst buffer's file system (below FileSystemMount) that
-// holds the markers of runs that start together (StartTogether) while they run.
+// StartDir is the directory of the shared file system (below FileSystemMount, or the
+// mount of the storage a comparison runs on) that holds the markers of runs that start
+// together (StartTogether, StartTogetherIn) while they run.
 const StartDir = ".beeburst-start"
 
 // StartTogether has pod's run start at once with the runs of names (all of its point's runs,
@@ -42,7 +43,11 @@ const StartDir = ".beeburst-start"
 // its pod waits before it measures until the others' pods started (at most 30 s), through
 // markers on that file system, so that the runs of a point move their bytes beside each
 // other, not one after the other as their kubelets start them.
-func StartTogether(pod *corev1.Pod, names []string) {
+func StartTogether(pod *corev1.Pod, names []string) { StartTogetherIn(pod, names, FileSystemMount) }
+
+// StartTogetherIn is StartTogether with the markers on the file system mounted at mount in
+// the pod: a shared file system other than the burst buffer's (a comparison's claim).
+func StartTogetherIn(pod *corev1.Pod, names []string, mount string) {
 	var peers []string
 	for _, n := range names {
 		if n != pod.Name {
@@ -52,7 +57,7 @@ func StartTogether(pod *corev1.Pod, names []string) {
 	if len(peers) == 0 {
 		return
 	}
-	c := agentapi.Chain{Dir: path.Join(FileSystemMount, StartDir, names[0]), Name: pod.Name, StartWith: peers, Shared: true}
+	c := agentapi.Chain{Dir: path.Join(mount, StartDir, names[0]), Name: pod.Name, StartWith: peers, Shared: true}
 	ctr := &pod.Spec.Containers[0]
 	ctr.Args = append(ctr.Args, c.Args()...)
 }
