@@ -12,8 +12,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
@@ -412,11 +414,7 @@ func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w
 	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return false, err
 	}
-	if held, err := r.holdGates(ctx, pods.Items); err != nil || !held {
-		if err == nil {
-			w.waiting = append(w.waiting, "a workload pod's gate was lifted as it was held; looking again")
-			w.wake(time.Second)
-		}
+	if held, err := r.holdGates(ctx, bb, sel, w); err != nil || !held {
 		return false, err
 	}
 	copying := len(bb.Spec.StageOut) > 0 && !bb.Spec.Teardown.Hurry && conditionReason(bb, v1alpha1.ConditionStagedOut) != v1alpha1.ReasonSkippedByHurry &&
@@ -443,24 +441,39 @@ func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w
 	return false, nil
 }
 
-// holdGates holds the gate of every workload pod that still has it, for good
-// (workload.Hold), before deletion judges which pods use the burst buffer. The workload
-// controller may lift a gate from a burst buffer it read before the deletion; both write with
-// the pod's resourceVersion, so either the hold lands first and the release conflicts (and
-// finds the pod held), or the release lands first and the hold conflicts: false, and the next
-// visit counts the released pod.
-func (r *BurstBufferReconciler) holdGates(ctx context.Context, pods []corev1.Pod) (bool, error) {
-	for i := range pods {
-		pod := &pods[i]
-		if !workload.IsGated(pod) || workload.IsHeld(pod) || !pod.DeletionTimestamp.IsZero() {
+// holdGates holds the gate of every workload pod (sel) that still has it (workload.Hold),
+// before deletion judges which pods use the burst buffer. The workload controller may lift a
+// gate from a burst buffer it read before the deletion: it lists the pods, then reads the
+// burst buffer past the cache, so a pod it releases existed before the deletion, and this
+// list, past the cache too, has it. Both write with the pod's resourceVersion: either the hold
+// lands first and the release conflicts (and finds the pod held), or the release lands first
+// and the hold conflicts - false, and the next visit counts the released pod
+// (workload.InUse). A hold refused otherwise (an admission policy on pods) is reported as
+// stuck; hurry goes on without it.
+func (r *BurstBufferReconciler) holdGates(ctx context.Context, bb *v1alpha1.BurstBuffer, sel labels.Selector, w *teardownWait) (bool, error) {
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return false, err
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !workload.IsGated(pod) || workload.IsHeld(pod, bb.UID) || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
-		err := r.Patch(ctx, workload.Hold(pod), client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
+		err := r.Patch(ctx, workload.Hold(pod, bb.UID), client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
 		switch {
+		case err == nil, apierrors.IsNotFound(err):
 		case apierrors.IsConflict(err):
+			w.waiting = append(w.waiting, fmt.Sprintf("workload pod %s changed while its gate was being held; looking again", pod.Name))
+			w.wake(time.Second)
 			return false, nil
-		case err != nil && !apierrors.IsNotFound(err):
-			return false, err
+		case bb.Spec.Teardown.Hurry:
+			logf.FromContext(ctx).Info("spec.teardown.hurry: going on without holding a workload pod's gate", "pod", pod.Name, "error", err.Error())
+		default:
+			w.stuck = append(w.stuck, fmt.Sprintf("the gate of workload pod %s could not be held (%v): delete the pod, allow the operator to annotate it, or set spec.teardown.hurry: true to go on without it",
+				pod.Name, err))
+			w.wake(10 * time.Second)
+			return false, nil
 		}
 	}
 	return true, nil

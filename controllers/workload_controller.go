@@ -33,7 +33,10 @@ import (
 // BurstBuffer reconciler writes.
 type WorkloadReconciler struct {
 	client.Client
-	Recorder events.EventRecorder
+	// APIReader reads the burst buffer past the cache before a gate is lifted (release);
+	// the manager's when nil.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=beeburst.io,resources=burstbuffers,verbs=get;list;watch;delete
@@ -112,11 +115,25 @@ func (r *WorkloadReconciler) release(ctx context.Context, bb *v1alpha1.BurstBuff
 	}
 	var hosts []string
 	var errs []error
+	fresh := false
 	for i := range pods {
 		pod := &pods[i]
 		// A held pod's burst buffer is being deleted, whatever the cache still says of it.
-		if !workload.IsGated(pod) || workload.IsHeld(pod) || !pod.DeletionTimestamp.IsZero() {
+		if !workload.IsGated(pod) || workload.IsHeld(pod, bb.UID) || !pod.DeletionTimestamp.IsZero() {
 			continue
+		}
+		if !fresh {
+			// The cached burst buffer may not show a deletion that happened since; the pods
+			// were listed before this read, so a deletion after it finds them and holds
+			// their gates first (BurstBufferReconciler.holdGates).
+			var cur v1alpha1.BurstBuffer
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(bb), &cur); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			if cur.UID != bb.UID || !ready(&cur) {
+				return nil
+			}
+			fresh = true
 		}
 		if hosts == nil {
 			hosts = r.hostnames(ctx, bb)
@@ -201,6 +218,9 @@ func (r *WorkloadReconciler) patchStatus(ctx context.Context, bb *v1alpha1.Burst
 // (recreated if deleted) and workload pods. The pod cache holds only pods with the
 // beeburst.io/burst-buffer label (CacheOptions), which every workload pod must carry.
 func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
 	if err := indexPodsByBurstBuffer(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}

@@ -278,18 +278,23 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 		bb.Spec.Teardown.Policy = v1alpha1.TeardownManual
 		Expect(k8s.Create(ctx, bb)).To(Succeed())
 		Expect(k8s.Create(ctx, workloadPod(ns, "job-0", "del", true))).To(Succeed())
-		// Its gate lifted a moment before the deletion: the scheduler has not placed it yet.
-		Expect(k8s.Create(ctx, workloadPod(ns, "job-1", "del", false))).To(Succeed())
+		// Its gate lifted a moment before the deletion: the scheduler has not placed it yet,
+		// and the API server's PodScheduled False/SchedulingGated of its creation stays.
+		Expect(k8s.Create(ctx, workloadPod(ns, "job-1", "del", true))).To(Succeed())
+		lifted := getPod(ctx, ns, "job-1")()
+		Expect(lifted.Status.Conditions).To(ContainElement(HaveField("Reason", corev1.PodReasonSchedulingGated)))
+		lifted.Spec.SchedulingGates = nil
+		Expect(k8s.Update(ctx, lifted)).To(Succeed())
 		Eventually(podExists(ctx, ns, "del-prep-0"), timeout).Should(BeTrue())
+		uid := get(ctx, bb).UID
 		Expect(k8s.Delete(ctx, bb)).To(Succeed())
 
 		Eventually(func() map[string]string { return getPod(ctx, ns, "job-0")().Annotations }, timeout).
-			Should(HaveKey(v1alpha1.AnnotationGateHeld), "a gated pod is held before deletion judges which pods use the burst buffer")
+			Should(HaveKeyWithValue(v1alpha1.AnnotationGateHeld, string(uid)), "a gated pod is held before deletion judges which pods use the burst buffer")
 		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonDeleting))
-		Eventually(func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }, timeout).
-			Should(And(ContainSubstring("job-1"), Not(ContainSubstring("job-0"))))
-		Consistently(func() []string { return podsOf(ctx, ns, "del") }, 2*time.Second).ShouldNot(ContainElement(HavePrefix("del-clean")),
-			"nothing is removed before the scheduler placed the pod whose gate was lifted")
+		inUse := func() string { return condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message }
+		Eventually(inUse, timeout).Should(And(ContainSubstring("job-1"), Not(ContainSubstring("job-0"))))
+		Consistently(inUse, 2*time.Second).Should(ContainSubstring("job-1"), "the deletion waits for the scheduler to place it")
 
 		unschedulable(ctx, ns, "job-1")
 		stopped(ctx, ns, "del", "del-prep-0", "del-prep-1") // the preparation it interrupts
@@ -300,14 +305,16 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 		Expect(gates(getPod(ctx, ns, "job-0")())).To(Equal([]string{v1alpha1.SchedulingGate}), "a held gate stays")
 	})
 
-	It("never lifts a gate that deletion held, even from a Ready burst buffer it reads", func() {
+	It("never lifts a gate that the burst buffer's deletion held, and lifts one held by a burst buffer of that name deleted before", func() {
 		bb := localBB(ns, "held", 2)
 		createReady(ctx, bb)
 		held := workloadPod(ns, "job-0", "held", true)
-		held.Annotations = map[string]string{v1alpha1.AnnotationGateHeld: "the burst buffer is being deleted"}
+		held.Annotations = map[string]string{v1alpha1.AnnotationGateHeld: string(get(ctx, bb).UID)}
 		Expect(k8s.Create(ctx, held)).To(Succeed())
-		Expect(k8s.Create(ctx, workloadPod(ns, "job-1", "held", true))).To(Succeed())
-		Eventually(func() []string { return gates(getPod(ctx, ns, "job-1")()) }, timeout).Should(BeEmpty(), "the controller visited")
+		earlier := workloadPod(ns, "job-1", "held", true)
+		earlier.Annotations = map[string]string{v1alpha1.AnnotationGateHeld: "uid-of-a-deleted-burst-buffer"}
+		Expect(k8s.Create(ctx, earlier)).To(Succeed())
+		Eventually(func() []string { return gates(getPod(ctx, ns, "job-1")()) }, timeout).Should(BeEmpty())
 		Consistently(func() []string { return gates(getPod(ctx, ns, "job-0")()) }, time.Second, 200*time.Millisecond).
 			Should(Equal([]string{v1alpha1.SchedulingGate}))
 	})

@@ -10,9 +10,11 @@ const Finalizer = "beeburst.io/teardown"
 // Ready.
 const SchedulingGate = "beeburst.io/ready"
 
-// AnnotationGateHeld marks a workload pod whose burst buffer is being deleted while the pod
-// still carried SchedulingGate: its gate is never lifted. Deletion sets it before it judges
-// which pods still use the burst buffer, so that no pod leaves the gate after that judgement.
+// AnnotationGateHeld marks a workload pod whose burst buffer (the UID it holds) is being
+// deleted while the pod still carried SchedulingGate: that burst buffer never lifts its gate.
+// Deletion sets it before it judges which pods still use the burst buffer, so that no pod
+// leaves the gate after that judgement. A burst buffer created again under the name releases
+// the pod.
 const AnnotationGateHeld = "beeburst.io/gate-held"
 
 // Labels.

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
@@ -101,26 +102,28 @@ func IsWorkloadPod(pod *corev1.Pod) bool {
 	return named && pod.Labels[nodetask.LabelManagedBy] != nodetask.ManagedBy
 }
 
-// IsHeld says whether deletion held the pod's gate for good (AnnotationGateHeld).
-func IsHeld(pod *corev1.Pod) bool {
-	_, ok := pod.Annotations[v1alpha1.AnnotationGateHeld]
-	return ok
+// IsHeld says whether the deletion of the burst buffer with uid held the pod's gate
+// (AnnotationGateHeld). A hold by a burst buffer deleted before is none: one created again
+// under its name releases the pod.
+func IsHeld(pod *corev1.Pod, uid types.UID) bool {
+	return uid != "" && pod.Annotations[v1alpha1.AnnotationGateHeld] == string(uid)
 }
 
-// Hold is pod with its gate held for good (AnnotationGateHeld).
-func Hold(pod *corev1.Pod) *corev1.Pod {
+// Hold is pod with its gate held by the deletion of the burst buffer with uid.
+func Hold(pod *corev1.Pod, uid types.UID) *corev1.Pod {
 	out := pod.DeepCopy()
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
-	out.Annotations[v1alpha1.AnnotationGateHeld] = "the burst buffer is being deleted"
+	out.Annotations[v1alpha1.AnnotationGateHeld] = string(uid)
 	return out
 }
 
 // SchedulerDecides is how long after its burst buffer's deletion a pod past the gate that the
-// scheduler has not looked at yet (no node, no PodScheduled condition) still counts as about
-// to start: a gate lifted just before the deletion. The scheduler decides within moments; a
-// pod it never looks at (a scheduler name that nothing serves) would otherwise hold the
+// scheduler has not looked at yet (no node; PodScheduled missing, or still the API server's
+// SchedulingGated from the pod's creation) still counts as about to start: a gate lifted just
+// before the deletion. The scheduler decides within moments; a pod it never looks at (a
+// scheduler name that nothing serves, another gate that stays) would otherwise hold the
 // deletion for good.
 const SchedulerDecides = 30 * time.Second
 
@@ -136,11 +139,15 @@ func InUse(pod *corev1.Pod, copying bool, deletedFor time.Duration) bool {
 	return copying || Started(pod) || (undecided(pod) && deletedFor < SchedulerDecides)
 }
 
-// undecided: the scheduler has not looked at the pod yet.
+// undecided: the scheduler has not looked at the pod since its gates were lifted. A pod
+// created with a scheduling gate carries PodScheduled False/SchedulingGated from the API
+// server, which lifting the gate leaves until the scheduler writes its own.
 func undecided(pod *corev1.Pod) bool {
-	return pod.Spec.NodeName == "" && !slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
-		return c.Type == corev1.PodScheduled
-	})
+	if pod.Spec.NodeName != "" {
+		return false
+	}
+	i := slices.IndexFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.PodScheduled })
+	return i < 0 || pod.Status.Conditions[i].Reason == corev1.PodReasonSchedulingGated
 }
 
 // IsGated says whether the pod still carries the beeburst scheduling gate.

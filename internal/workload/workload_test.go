@@ -329,6 +329,8 @@ func TestInUse(t *testing.T) {
 	unschedulable := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
 		{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}
 	pending := corev1.PodStatus{Phase: corev1.PodPending}
+	gatedAtCreation := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated}}}
 	for _, tc := range []struct {
 		name       string
 		spec       corev1.PodSpec
@@ -340,6 +342,8 @@ func TestInUse(t *testing.T) {
 		{"gated", corev1.PodSpec{SchedulingGates: gate}, pending, true, 0, false},
 		{"on a node", corev1.PodSpec{NodeName: "n1"}, pending, false, time.Hour, true},
 		{"not looked at yet, just after the deletion", corev1.PodSpec{}, pending, false, time.Second, true},
+		{"gate lifted, the API server's SchedulingGated still there", corev1.PodSpec{}, gatedAtCreation, false, time.Second, true},
+		{"gate lifted, SchedulingGated, past SchedulerDecides", corev1.PodSpec{}, gatedAtCreation, false, SchedulerDecides, false},
 		{"not looked at within SchedulerDecides", corev1.PodSpec{}, pending, false, SchedulerDecides, false},
 		{"no node fits it", corev1.PodSpec{}, unschedulable, false, time.Second, false},
 		{"no node fits it, a stage-out to come", corev1.PodSpec{}, unschedulable, true, time.Hour, true},
@@ -351,11 +355,15 @@ func TestInUse(t *testing.T) {
 	}
 }
 
-// Hold marks a pod held without touching anything else of it.
+// Hold marks a pod held by one burst buffer's deletion without touching anything else of it;
+// for a burst buffer created again under the name (another UID) it is not held.
 func TestHold(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job-0", Annotations: map[string]string{"a": "b"}}}
-	held := Hold(pod)
-	if !IsHeld(held) || IsHeld(pod) || held.Annotations["a"] != "b" {
-		t.Errorf("Hold: held %v (annotations %v), original held %v", IsHeld(held), held.Annotations, IsHeld(pod))
+	held := Hold(pod, "uid-1")
+	if !IsHeld(held, "uid-1") || IsHeld(pod, "uid-1") || held.Annotations["a"] != "b" {
+		t.Errorf("Hold: held %v (annotations %v), original held %v", IsHeld(held, "uid-1"), held.Annotations, IsHeld(pod, "uid-1"))
+	}
+	if IsHeld(held, "uid-2") || IsHeld(held, "") {
+		t.Errorf("held by uid-1, IsHeld for another burst buffer: %v, for none: %v", IsHeld(held, "uid-2"), IsHeld(held, ""))
 	}
 }
