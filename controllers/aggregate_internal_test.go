@@ -80,7 +80,7 @@ func TestAggregateSharedRunsApart(t *testing.T) {
 // through markers in one directory of that file system, for the point's runs on the other
 // nodes - while runs on node-local storage, and a point of one node, start as their pods do.
 func TestTogether(t *testing.T) {
-	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bb"},
+	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bb", UID: "uid-1"},
 		Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineBeeGFS, Storage: v1alpha1.StorageSpec{Path: "/mnt/nvme"}}}
 	name := func(j int) string { return nodetask.RunName(bb, nodetask.ComponentSweep, 1, j) + "-r2" }
 	sweepPod := func(i int) *corev1.Pod {
@@ -89,7 +89,7 @@ func TestTogether(t *testing.T) {
 		return pod
 	}
 	args := strings.Join(together(bb, sweepPod(1), 3, name).Spec.Containers[0].Args, " ")
-	want := fmt.Sprintf("--chain-dir %s/.beeburst-start/%s --chain-name %s --chain-start-with %s,%s --chain-shared",
+	want := fmt.Sprintf("--chain-dir %s/.beeburst-start/uid-1/%s --chain-name %s --chain-start-with %s,%s --chain-shared",
 		nodetask.FileSystemMount, name(0), name(1), name(0), name(2))
 	if !strings.HasSuffix(args, want) {
 		t.Errorf("beegfs, 3 nodes: args %q, want them to end with %q", args, want)
@@ -112,22 +112,20 @@ func TestNotAtOnce(t *testing.T) {
 	run := func(node string, end time.Duration) nodeRun {
 		return nodeRun{node: node, write: bench.Result{Bytes: 1 << 28, RuntimeSeconds: 2, End: t0.Add(end)}}
 	}
-	bb := &v1alpha1.BurstBuffer{Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineBeeGFS}}
-	if got := notAtOnce(bb, []nodeRun{run("a", 2*time.Second), run("b", 2240*time.Millisecond)}); got != "" {
+	if got := notAtOnce(true, []nodeRun{run("a", 2*time.Second), run("b", 2240*time.Millisecond)}); got != "" {
 		t.Errorf("240 ms apart, under the floor: %q, want none", got)
 	}
-	if got := notAtOnce(bb, []nodeRun{run("a", 2*time.Second)}); got != "" {
+	if got := notAtOnce(true, []nodeRun{run("a", 2*time.Second)}); got != "" {
 		t.Errorf("one node: %q, want none", got)
 	}
 	apart := []nodeRun{run("a", 2*time.Second), run("c", 2100*time.Millisecond), run("b", 7*time.Second)}
-	if got, want := notAtOnce(bb, apart), "node b: its run started 5.0 s after the point's first, in runs of 2.0 s (the point's runs did not run at once)"; got != want {
+	if got, want := notAtOnce(true, apart), "node b: its run started 5.0 s after the point's first, in runs of 2.0 s (the point's runs did not run at once)"; got != want {
 		t.Errorf("5 s apart: %q, want %q", got, want)
 	}
-	if got := notAtOnce(bb, []nodeRun{{node: "a", write: bench.Result{RuntimeSeconds: 2}}, run("b", 9*time.Second)}); got != "" {
+	if got := notAtOnce(true, []nodeRun{{node: "a", write: bench.Result{RuntimeSeconds: 2}}, run("b", 9*time.Second)}); got != "" {
 		t.Errorf("no end times: %q, want none", got)
 	}
-	bb.Spec.Engine = v1alpha1.EngineLocal
-	if got := notAtOnce(bb, apart); got != "" {
+	if got := notAtOnce(false, apart); got != "" {
 		t.Errorf("local: %q, want none", got)
 	}
 }

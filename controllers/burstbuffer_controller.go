@@ -77,6 +77,10 @@ type BurstBufferReconciler struct {
 	// UnschedulableTimeout is how long a copy pod may stay unschedulable before the stage
 	// reports it (CopyUnschedulable); 0: 1 minute.
 	UnschedulableTimeout time.Duration
+	// SchedulerGrace is how long after a deletion a workload pod whose gate was lifted just
+	// before, and that the scheduler has not placed yet, holds it (workload.SchedulerDecides
+	// when zero).
+	SchedulerGrace time.Duration
 	// PodSetupMargin is how long before a sweep run another burst buffer's pod may have
 	// ended, or after it started, and still count as beside it (its sandbox's teardown or
 	// setup); 0: a second (secondlook.go); negative: only pods whose containers ran during it.

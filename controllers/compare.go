@@ -89,6 +89,7 @@ func (r *BurstBufferReconciler) reconcileComparison(ctx context.Context, s *scop
 		setCompareCondition(bb, metav1.ConditionUnknown, v1alpha1.ReasonComparing, what)
 		conditions.Set(bb, v1alpha1.ConditionValidated, metav1.ConditionFalse, v1alpha1.ReasonSweeping, "stage 3 done; validation.compareWith: "+what)
 	}
+	var apartNotes []string // sides on one file system whose runs did not run at once
 	if bbFigures == nil {
 		// The sweep did not measure this point: the burst buffer runs it first.
 		runs, failure, running, err := r.compareSide(ctx, s, target, sideBurstBuffer, m, n, seconds)
@@ -104,6 +105,9 @@ func (r *BurstBufferReconciler) reconcileComparison(ctx context.Context, s *scop
 			return ctrl.Result{}, true, nil
 		}
 		bbFigures = map[limits.Operation]float64{limits.Write: aggregate(runs, limits.Write, sharedFS(bb)), limits.Read: aggregate(runs, limits.Read, sharedFS(bb))}
+		if apart := notAtOnce(sharedFS(bb), runs); apart != "" {
+			apartNotes = append(apartNotes, "the burst buffer's, "+apart)
+		}
 	}
 	runs, failure, running, err := r.compareSide(ctx, s, target, sideOther, m, n, seconds)
 	if err != nil {
@@ -118,6 +122,9 @@ func (r *BurstBufferReconciler) reconcileComparison(ctx context.Context, s *scop
 		// A claim may be one shared file system; a node-local path is each node's own.
 		shared := target.volume.PersistentVolumeClaim != nil
 		other = map[limits.Operation]float64{limits.Write: aggregate(runs, limits.Write, shared), limits.Read: aggregate(runs, limits.Read, shared)}
+		if apart := notAtOnce(shared, runs); apart != "" {
+			apartNotes = append(apartNotes, target.with+"'s, "+apart)
+		}
 	}
 	c := sizing.Compare(sizing.CompareInput{With: target.with, Pattern: sizing.PatternLargeSequential, Workload: workload,
 		BurstBuffer: bbFigures, Other: other})
@@ -131,6 +138,11 @@ func (r *BurstBufferReconciler) reconcileComparison(ctx context.Context, s *scop
 	case failure != "":
 		setCompareCondition(bb, metav1.ConditionFalse, failureReason(target, failure),
 			fmt.Sprintf("the ideal workload on %s failed: %s; status.comparison has the burst buffer's figures only", target.with, failure))
+	case len(apartNotes) > 0:
+		// Runs on one file system that did not overlap count over the time they spanned: the
+		// side's figure reads low, and the verdict may be wrong.
+		setCompareCondition(bb, metav1.ConditionTrue, v1alpha1.ReasonCompared, fmt.Sprintf(
+			"%s. Read with care: a side's figures are low where its runs did not run at once (%s)", c.Message, strings.Join(apartNotes, "; ")))
 	default:
 		setCompareCondition(bb, metav1.ConditionTrue, v1alpha1.ReasonCompared, c.Message)
 	}
@@ -386,7 +398,7 @@ func (r *BurstBufferReconciler) comparePodOf(s *scope, t compareTarget, side, i,
 	for j := range names {
 		names[j] = r.comparePod(s, t, side, j, s.nodes[j], procs, seconds).Name
 	}
-	nodetask.StartTogetherIn(pod, names, mount)
+	nodetask.StartTogetherIn(s.bb, pod, names, mount)
 	return pod
 }
 

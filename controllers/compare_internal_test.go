@@ -89,7 +89,7 @@ func TestChunkShape(t *testing.T) {
 // burst buffer's with beegfs (markers on it), a claim on the other side (markers on the
 // claim) - and as their pods start on node-local storage, the local engine's and on one node.
 func TestComparePodOf(t *testing.T) {
-	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bb"},
+	bb := &v1alpha1.BurstBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "bb", UID: "uid-1"},
 		Spec: v1alpha1.BurstBufferSpec{Engine: v1alpha1.EngineBeeGFS, Storage: v1alpha1.StorageSpec{Path: "/mnt/nvme"}}}
 	r := &BurstBufferReconciler{AgentImage: "img"}
 	s := &scope{bb: bb, nodes: []string{"n0", "n1", "n2"}}
@@ -125,7 +125,7 @@ func TestComparePodOf(t *testing.T) {
 			}
 			continue
 		}
-		want := fmt.Sprintf("--chain-dir %s/.beeburst-start/%s --chain-name %s --chain-start-with %s,%s --chain-shared",
+		want := fmt.Sprintf("--chain-dir %s/.beeburst-start/uid-1/%s --chain-name %s --chain-start-with %s,%s --chain-shared",
 			tc.mount, name(tc.t, tc.side, 0), name(tc.t, tc.side, 1), name(tc.t, tc.side, 0), name(tc.t, tc.side, 2))
 		if !strings.HasSuffix(got, want) {
 			t.Errorf("%s: args %q, want them to end with %q", tc.what, got, want)

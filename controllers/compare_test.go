@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"encoding/json"
 	"os/exec"
 	"strconv"
 	"time"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/bench"
 )
 
 // validation.compareWith: the ideal workload on other storage, beside the burst
@@ -104,6 +106,35 @@ var _ = Describe("validation.compareWith: is it worth it", func() {
 		Expect(err).NotTo(HaveOccurred(), "%s", string(out))
 		Expect(string(out)).To(And(ContainSubstring("compared with claim results"),
 			ContainSubstring("write: burst buffer 290 MB/s, claim results 100 MB/s (x2.90)")))
+	})
+
+	It("with a ReadWriteMany claim starts its runs on every node together, and says when they still ran apart", func() {
+		claim("shared", corev1.ReadWriteMany)
+		bb := compareBB("rwx", v1alpha1.CompareWithSpec{PersistentVolumeClaim: &v1alpha1.PVCSource{ClaimName: "shared"}})
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		measure("rwx")
+		uid := string(get(ctx, bb).UID)
+		for i := range nodes {
+			name := "rwx-compare-0-" + strconv.Itoa(i)
+			Eventually(podExists(ctx, ns, name), timeout).Should(BeTrue())
+			Expect(getPod(ctx, ns, name)().Spec.Containers[0].Args).To(ContainElements("--chain-dir", "/compare/.beeburst-start/"+uid+"/rwx-compare-0-0", "--chain-shared"),
+				"the claim is one file system: its runs start together, markers on it")
+		}
+		// The second node's run started 5 s after the first's ended (a peer past the 30 s wait).
+		late := func(node string, by time.Duration) string {
+			var rep bench.Report
+			Expect(json.Unmarshal([]byte(idealReport(node, 4, 100e6, 150e6)), &rep)).To(Succeed())
+			for i := range rep.Results {
+				rep.Results[i].End = time.Now().Add(by)
+			}
+			b, _ := json.Marshal(rep)
+			return string(b)
+		}
+		finishPod(ctx, ns, "rwx-compare-0-0", corev1.PodSucceeded, late(nodes[0], -8*time.Second))
+		finishPod(ctx, ns, "rwx-compare-0-1", corev1.PodSucceeded, late(nodes[1], 0))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionCompared), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCompared))
+		Expect(condition(ctx, bb, v1alpha1.ConditionCompared)().Message).To(And(ContainSubstring("Read with care"),
+			ContainSubstring("claim shared's, node "+nodes[1]+": its run started 8.0 s after the point's first")))
 	})
 
 	It("with a node-local directory runs on every node there and compares with the sweep's best point", func() {

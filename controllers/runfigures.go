@@ -144,11 +144,11 @@ const (
 	apartFloor = 0.25
 )
 
-// notAtOnce names, for a point on a shared file system, the node whose write started last
-// when the point's runs started more than apartShare of the slowest runtime apart; "" when
-// they ran at once, on one node, or when a report does not say when its runs ended.
-func notAtOnce(bb *v1alpha1.BurstBuffer, runs []nodeRun) string {
-	if !sharedFS(bb) || len(runs) < 2 {
+// notAtOnce names, for a point on a shared file system (shared), the node whose write started
+// last when the point's runs started more than apartShare of the slowest runtime apart; ""
+// when they ran at once, on one node, or when a report does not say when its runs ended.
+func notAtOnce(shared bool, runs []nodeRun) string {
+	if !shared || len(runs) < 2 {
 		return ""
 	}
 	results := make([]bench.Result, len(runs))
@@ -183,7 +183,7 @@ func together(bb *v1alpha1.BurstBuffer, pod *corev1.Pod, m int, name func(j int)
 	for j := range names {
 		names[j] = name(j)
 	}
-	nodetask.StartTogether(pod, names)
+	nodetask.StartTogether(bb, pod, names)
 	return pod
 }
 

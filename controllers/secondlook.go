@@ -178,7 +178,7 @@ func (r *BurstBufferReconciler) pointDisturbance(ctx context.Context, s *scope, 
 		conds = append(conds, rc)
 	}
 	d := limits.Disturbance(conds)
-	if apart := notAtOnce(s.bb, runs); apart != "" {
+	if apart := notAtOnce(sharedFS(s.bb), runs); apart != "" {
 		d = append(d, apart)
 	}
 	return d, nil

@@ -410,24 +410,33 @@ func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w
 			return false, err
 		}
 	}
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return false, err
-	}
-	if held, err := r.holdGates(ctx, bb, sel, w); err != nil || !held {
+	pods, held, err := r.holdGates(ctx, bb, w)
+	if err != nil || !held {
 		return false, err
 	}
 	copying := len(bb.Spec.StageOut) > 0 && !bb.Spec.Teardown.Hurry && conditionReason(bb, v1alpha1.ConditionStagedOut) != v1alpha1.ReasonSkippedByHurry &&
 		!conditionIs(bb, v1alpha1.ConditionStagedOut, metav1.ConditionTrue)
-	deletedFor := r.Now().Sub(bb.DeletionTimestamp.Time)
+	deletedFor, grace := r.Now().Sub(bb.DeletionTimestamp.Time), r.schedulerGrace()
 	var ran []*corev1.Pod
-	for i := range pods.Items {
-		if p := &pods.Items[i]; workload.InUse(p, copying, deletedFor) {
+	var unplaced []string
+	for i := range pods {
+		p := &pods[i]
+		switch {
+		case !sel.Matches(labels.Set(p.Labels)) || !workload.InUse(p, copying, deletedFor, grace):
+		case copying || workload.Started(p):
 			ran = append(ran, p)
+		default:
+			unplaced = append(unplaced, p.Name)
 		}
 	}
+	if len(unplaced) > 0 {
+		// Nothing else may wake this visit when the scheduler never looks at them.
+		w.waiting = append(w.waiting, fmt.Sprintf("workload pod(s) %s, whose gate was lifted just before the deletion, wait for the scheduler (up to %s after the deletion)",
+			strings.Join(limit(unplaced, 8), ", "), grace))
+		w.wake(grace - deletedFor)
+	}
 	running, stopping, err := r.podsInUse(ctx, bb, ran, w)
-	n := len(running) + len(stopping)
+	n := len(running) + len(stopping) + len(unplaced)
 	if err != nil || n == 0 {
 		return err == nil, err
 	}
@@ -441,42 +450,62 @@ func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w
 	return false, nil
 }
 
-// holdGates holds the gate of every workload pod (sel) that still has it (workload.Hold),
-// before deletion judges which pods use the burst buffer. The workload controller may lift a
-// gate from a burst buffer it read before the deletion: it lists the pods, then reads the
-// burst buffer past the cache, so a pod it releases existed before the deletion, and this
-// list, past the cache too, has it. Both write with the pod's resourceVersion: either the hold
-// lands first and the release conflicts (and finds the pod held), or the release lands first
-// and the hold conflicts - false, and the next visit counts the released pod
-// (workload.InUse). A hold refused otherwise (an admission policy on pods) is reported as
-// stuck; hurry goes on without it.
-func (r *BurstBufferReconciler) holdGates(ctx context.Context, bb *v1alpha1.BurstBuffer, sel labels.Selector, w *teardownWait) (bool, error) {
+// schedulerGrace is how long after the deletion a pod whose gate was just lifted counts as
+// about to start (workload.SchedulerDecides unless set).
+func (r *BurstBufferReconciler) schedulerGrace() time.Duration {
+	if r.SchedulerGrace > 0 {
+		return r.SchedulerGrace
+	}
+	return workload.SchedulerDecides
+}
+
+// holdGates lists the pods labelled for bb past the cache and holds the gate of every one
+// that still has it (workload.Hold), before deletion judges, from that list, which pods use
+// the burst buffer. The workload controller may lift a gate from a burst buffer it read before
+// the deletion: it lists the pods, then reads the burst buffer past the cache, so a pod it
+// releases existed before the deletion and is in this list. Both write with the pod's
+// resourceVersion: a release that landed before the list shows in it (the pod counts, as
+// workload.InUse says); one after it conflicts with the hold, or the hold conflicts with it -
+// false, and the next visit looks again. Every pod labelled for bb is held, whatever the
+// selector says now: a selector narrowed meanwhile must not leave a pod the cached burst
+// buffer still selects free to leave the gate. A hold refused for good (an admission policy on
+// pods) is reported as stuck; hurry goes on without it.
+func (r *BurstBufferReconciler) holdGates(ctx context.Context, bb *v1alpha1.BurstBuffer, w *teardownWait) ([]corev1.Pod, bool, error) {
+	sel, err := workload.Labelled(bb)
+	if err != nil {
+		return nil, false, err
+	}
 	var pods corev1.PodList
 	if err := r.APIReader.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return false, err
+		return nil, false, err
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		if !workload.IsGated(pod) || workload.IsHeld(pod, bb.UID) || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
-		err := r.Patch(ctx, workload.Hold(pod, bb.UID), client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
+		held := workload.Hold(pod, bb.UID)
+		err := r.Patch(ctx, held, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
 		switch {
-		case err == nil, apierrors.IsNotFound(err):
+		case err == nil:
+			*pod = *held
+		case apierrors.IsNotFound(err):
 		case apierrors.IsConflict(err):
 			w.waiting = append(w.waiting, fmt.Sprintf("workload pod %s changed while its gate was being held; looking again", pod.Name))
 			w.wake(time.Second)
-			return false, nil
+			return nil, false, nil
+		case !(apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)):
+			return nil, false, err // transient: retried with backoff
 		case bb.Spec.Teardown.Hurry:
 			logf.FromContext(ctx).Info("spec.teardown.hurry: going on without holding a workload pod's gate", "pod", pod.Name, "error", err.Error())
 		default:
 			w.stuck = append(w.stuck, fmt.Sprintf("the gate of workload pod %s could not be held (%v): delete the pod, allow the operator to annotate it, or set spec.teardown.hurry: true to go on without it",
 				pod.Name, err))
 			w.wake(10 * time.Second)
-			return false, nil
+			return nil, false, nil
 		}
 	}
-	return true, nil
+	return pods.Items, true, nil
 }
 
 // burstBuffersOfClaim maps a claim event to the burst buffers in its namespace that stage

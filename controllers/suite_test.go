@@ -44,6 +44,9 @@ import (
 const (
 	teardownBound      = 6 * time.Second
 	unschedulableBound = 3 * time.Second
+	// schedulerGrace: how long deletion waits for a released pod the scheduler has not
+	// placed (envtest has no scheduler: every released pod stays so).
+	schedulerGrace = 5 * time.Second
 )
 
 var (
@@ -165,6 +168,7 @@ func startManager() {
 		// Short bounds, so that the specs of stuck teardowns and copies run in seconds.
 		TeardownTimeout:      teardownBound,
 		UnschedulableTimeout: unschedulableBound,
+		SchedulerGrace:       schedulerGrace,
 		// The specs play pods' ends a fraction of a second apart: only a pod whose container
 		// ran during a sweep run's window counts as beside it.
 		PodSetupMargin: -1,

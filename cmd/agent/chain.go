@@ -133,14 +133,17 @@ func (c chain) end(ctx context.Context, succeeded bool) {
 	}
 }
 
-// clear removes a shared chain's marker of this run, then its directory and the directory
-// above it once they are empty (the last run of the point to end): they lie on the file system
-// the job sees. Runs of the point that have not started by then wait for this one at most
-// startWithLimit, and this one waited as long for them.
+// clear removes a shared chain's marker of this run, then its directory and the two above it
+// (the burst buffer's, .beeburst-start) once they are empty (the last run of the point to
+// end): they lie on the file system the job sees. Runs of the point that have not started by
+// then wait for this one at most startWithLimit, and this one waited as long for them.
 func (c chain) clear() {
 	if err := os.Remove(c.marker(c.Name, "started")); err != nil && !os.IsNotExist(err) {
 		logf("chain: %v", err)
 	}
-	_ = os.Remove(c.Dir)
-	_ = os.Remove(filepath.Dir(c.Dir))
+	for dir, i := c.Dir, 0; i < 3; dir, i = filepath.Dir(dir), i+1 {
+		if os.Remove(dir) != nil {
+			return
+		}
+	}
 }

@@ -35,7 +35,9 @@ func InChain(bb *v1alpha1.BurstBuffer, pod *corev1.Pod, c agentapi.Chain) {
 
 // StartDir is the directory of the shared file system (below FileSystemMount, or the
 // mount of the storage a comparison runs on) that holds the markers of runs that start
-// together (StartTogether, StartTogetherIn) while they run.
+// together (StartTogether, StartTogetherIn) while they run, below the burst buffer's UID: a
+// marker that a run killed hard left on a user's claim is not taken by a burst buffer
+// created again under the name for its own peer's.
 const StartDir = ".beeburst-start"
 
 // StartTogether has pod's run start at once with the runs of names (all of its point's runs,
@@ -43,11 +45,13 @@ const StartDir = ".beeburst-start"
 // its pod waits before it measures until the others' pods started (at most 30 s), through
 // markers on that file system, so that the runs of a point move their bytes beside each
 // other, not one after the other as their kubelets start them.
-func StartTogether(pod *corev1.Pod, names []string) { StartTogetherIn(pod, names, FileSystemMount) }
+func StartTogether(bb *v1alpha1.BurstBuffer, pod *corev1.Pod, names []string) {
+	StartTogetherIn(bb, pod, names, FileSystemMount)
+}
 
 // StartTogetherIn is StartTogether with the markers on the file system mounted at mount in
 // the pod: a shared file system other than the burst buffer's (a comparison's claim).
-func StartTogetherIn(pod *corev1.Pod, names []string, mount string) {
+func StartTogetherIn(bb *v1alpha1.BurstBuffer, pod *corev1.Pod, names []string, mount string) {
 	var peers []string
 	for _, n := range names {
 		if n != pod.Name {
@@ -57,7 +61,7 @@ func StartTogetherIn(pod *corev1.Pod, names []string, mount string) {
 	if len(peers) == 0 {
 		return
 	}
-	c := agentapi.Chain{Dir: path.Join(mount, StartDir, names[0]), Name: pod.Name, StartWith: peers, Shared: true}
+	c := agentapi.Chain{Dir: path.Join(mount, StartDir, string(bb.UID), names[0]), Name: pod.Name, StartWith: peers, Shared: true}
 	ctr := &pod.Spec.Containers[0]
 	ctr.Args = append(ctr.Args, c.Args()...)
 }

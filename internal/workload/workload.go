@@ -129,14 +129,14 @@ const SchedulerDecides = 30 * time.Second
 
 // InUse says whether deletion waits for a workload pod that is not completed: one past the
 // gate that ran, runs or is starting on a node (Started), or that the scheduler has not
-// decided on yet within SchedulerDecides of the deletion (deletedFor ago); with a stage-out
-// still to come (copying), every pod past the gate, since it may yet start and write results
-// the copy must not miss.
-func InUse(pod *corev1.Pod, copying bool, deletedFor time.Duration) bool {
+// decided on yet within grace (SchedulerDecides) of the deletion (deletedFor ago); with a
+// stage-out still to come (copying), every pod past the gate, since it may yet start and
+// write results the copy must not miss.
+func InUse(pod *corev1.Pod, copying bool, deletedFor, grace time.Duration) bool {
 	if IsGated(pod) {
 		return false
 	}
-	return copying || Started(pod) || (undecided(pod) && deletedFor < SchedulerDecides)
+	return copying || Started(pod) || (undecided(pod) && deletedFor < grace)
 }
 
 // undecided: the scheduler has not looked at the pod since its gates were lifted. A pod

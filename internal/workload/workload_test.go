@@ -349,7 +349,7 @@ func TestInUse(t *testing.T) {
 		{"no node fits it, a stage-out to come", corev1.PodSpec{}, unschedulable, true, time.Hour, true},
 	} {
 		pod := &corev1.Pod{Spec: tc.spec, Status: tc.status}
-		if got := InUse(pod, tc.copying, tc.deletedFor); got != tc.want {
+		if got := InUse(pod, tc.copying, tc.deletedFor, SchedulerDecides); got != tc.want {
 			t.Errorf("%s: InUse = %v, want %v", tc.name, got, tc.want)
 		}
 	}
