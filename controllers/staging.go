@@ -397,9 +397,9 @@ func publishCopy(s *scope, d staging.Direction, st v1alpha1.StageStatus) stageOu
 // ended, with or without stage-out: the gate's way mounts the node directory by a host path,
 // which the clean pods remove (local) or unmount (beegfs) under a pod that still runs, and
 // stage-out must not copy results still being written. Pods still gated never ran, and their
-// gates are held for good first (holdGates); without a stage-out to come, neither do pods that
-// no node took or whose image cannot be pulled (workload.InUse): they never touched the files,
-// and would hold the deletion for good. true once none is left.
+// gates are held first (holdGates); without a stage-out to come, neither do pods that no node
+// took or whose image cannot be pulled (workload.InUse): they never touched the files, and
+// would hold the deletion for good. true once none is left.
 func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w *teardownWait) (bool, error) {
 	bb := s.bb
 	sel, err := workload.Selector(bb)
