@@ -459,15 +459,15 @@ func (r *BurstBufferReconciler) schedulerGrace() time.Duration {
 	return workload.SchedulerDecides
 }
 
-// holdGates holds the gate of every pod labelled for bb that still has it (workload.Hold),
-// before deletion judges, from the same list, which pods use the burst buffer. The workload
-// controller may lift a gate from a burst buffer it read before the deletion, but it lists
-// the pods from the cache this visit reads too and then reads the burst buffer past the cache:
-// a pod it releases was in that cache before the deletion, so it is in this list, which is
-// read after. Both write with the pod's resourceVersion: either the hold lands first and the
-// release conflicts (and finds the pod held), or the release lands first and the hold, made
-// from the pod as it was, conflicts - false, and a later visit, once the cache shows the
-// release, counts the pod (workload.InUse). Every pod labelled for bb is held, whatever the
+// holdGates lists the pods labelled for bb past the cache and holds the gate of every one
+// that still has it (workload.Hold), before deletion judges, from that same list, which pods
+// use the burst buffer. The workload controller may lift a gate from a burst buffer it read
+// before the deletion: it lists the pods, then reads the burst buffer past the cache, so a pod
+// it releases existed before the deletion, and this list, read after the deletion past any
+// cache (another manager's too, during a leader hand-over), has it. Both write with the pod's
+// resourceVersion: a release that landed before the list shows in it (the pod counts, as
+// workload.InUse says); one after it conflicts with the hold, or the hold conflicts with it -
+// false, and the next visit looks again. Every pod labelled for bb is held, whatever the
 // selector says now: a selector narrowed meanwhile must not leave a pod the cached burst
 // buffer still selects free to leave the gate. A hold refused for good (an admission policy on
 // pods) is reported as stuck; hurry goes on without it.
@@ -477,7 +477,7 @@ func (r *BurstBufferReconciler) holdGates(ctx context.Context, bb *v1alpha1.Burs
 		return nil, false, err
 	}
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(bb.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return nil, false, err
 	}
 	for i := range pods.Items {

@@ -124,8 +124,8 @@ func (r *WorkloadReconciler) release(ctx context.Context, bb *v1alpha1.BurstBuff
 		}
 		if !fresh {
 			// The cached burst buffer may not show a deletion that happened since; the pods
-			// were listed before this read, so a deletion after it finds them in the same
-			// cache and holds their gates first (BurstBufferReconciler.holdGates).
+			// were listed before this read, so a deletion after it finds them and holds
+			// their gates first (BurstBufferReconciler.holdGates).
 			var cur v1alpha1.BurstBuffer
 			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(bb), &cur); err != nil {
 				return client.IgnoreNotFound(err)
