@@ -384,22 +384,13 @@ func (r *BurstBufferReconciler) compareSide(ctx context.Context, s *scope, t com
 // system's, which is what its clients move at once. A node-local path is each node's own.
 func (r *BurstBufferReconciler) comparePodOf(s *scope, t compareTarget, side, i, m, procs, seconds int) *corev1.Pod {
 	pod := r.comparePod(s, t, side, i, s.nodes[i], procs, seconds)
-	mount := ""
-	switch {
-	case side == sideBurstBuffer && sharedFS(s.bb):
-		mount = nodetask.FileSystemMount
-	case side == sideOther && t.volume.PersistentVolumeClaim != nil:
-		mount = nodetask.CompareMount
+	if side == sideBurstBuffer {
+		return together(s.bb, pod, m, func(j int) string { return nodetask.CompareName(s.bb, side, j, false) })
 	}
-	if mount == "" || m < 2 {
-		return pod
+	if t.volume.PersistentVolumeClaim == nil {
+		return pod // a node-local path: each node's own
 	}
-	names := make([]string, m)
-	for j := range names {
-		names[j] = r.comparePod(s, t, side, j, s.nodes[j], procs, seconds).Name
-	}
-	nodetask.StartTogetherIn(s.bb, pod, names, mount)
-	return pod
+	return togetherOn(s.bb, pod, m, func(j int) string { return nodetask.CompareName(s.bb, side, j, true) }, nodetask.CompareMount)
 }
 
 // comparePod is node i's ideal workload on one side: the other storage (a claim through the

@@ -176,14 +176,23 @@ func notAtOnce(shared bool, runs []nodeRun) string {
 // once with the others when the nodes share one file system (nodetask.StartTogether): what
 // the file system moves is what its clients move at once.
 func together(bb *v1alpha1.BurstBuffer, pod *corev1.Pod, m int, name func(j int) string) *corev1.Pod {
-	if !sharedFS(bb) || m < 2 {
+	if !sharedFS(bb) {
+		return pod
+	}
+	return togetherOn(bb, pod, m, name, nodetask.FileSystemMount)
+}
+
+// togetherOn has pod, a run of m on the shared file system mounted at mount in the pod, start
+// at once with the others (nodetask.StartTogetherIn); a run of one node starts as its pod does.
+func togetherOn(bb *v1alpha1.BurstBuffer, pod *corev1.Pod, m int, name func(j int) string, mount string) *corev1.Pod {
+	if m < 2 {
 		return pod
 	}
 	names := make([]string, m)
 	for j := range names {
 		names[j] = name(j)
 	}
-	nodetask.StartTogether(bb, pod, names)
+	nodetask.StartTogetherIn(bb, pod, names, mount)
 	return pod
 }
 

@@ -190,9 +190,15 @@ func ComparePod(bb *v1alpha1.BurstBuffer, image string, side, i int, node string
 	}
 	spec.Args = req.Args()
 	pod := Pod(bb, spec)
-	pod.Name = RunName(bb, ComponentCompare, side, i)
-	if spec.InBurstBufferNamespace {
-		pod.Name = fmt.Sprintf("%s-%s-%d-%d", bb.Name, ComponentCompare, side, i)
-	}
+	pod.Name = CompareName(bb, side, i, spec.InBurstBufferNamespace)
 	return pod
+}
+
+// CompareName is the name of ComparePod's pod of node i on side: a run's name in the task
+// namespace, the burst buffer's own in its namespace (a user's claim beside it).
+func CompareName(bb *v1alpha1.BurstBuffer, side, i int, inBurstBufferNamespace bool) string {
+	if inBurstBufferNamespace {
+		return fmt.Sprintf("%s-%s-%d-%d", bb.Name, ComponentCompare, side, i)
+	}
+	return RunName(bb, ComponentCompare, side, i)
 }
