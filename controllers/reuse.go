@@ -13,6 +13,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
+	"github.com/beeburst/beeburst/internal/apibridge"
 	"github.com/beeburst/beeburst/internal/conditions"
 	"github.com/beeburst/beeburst/internal/nodetask"
 	"github.com/beeburst/beeburst/internal/parallel"
@@ -115,6 +116,10 @@ func (r *BurstBufferReconciler) keepValidation(ctx context.Context, s *scope) er
 		bb.Status.Limits.Sweep.ConfigMapName == "" {
 		return nil
 	}
+	if why := documentedChanged(bb, s.nodeObj); why != "" {
+		logf.FromContext(ctx).Info("validation not kept for reuse", "why", why)
+		return nil
+	}
 	var sweep corev1.ConfigMap
 	// Past the cache: the sweep's ConfigMap may have been written on this very visit.
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bb.Namespace, Name: bb.Status.Limits.Sweep.ConfigMapName}, &sweep); err != nil {
@@ -138,6 +143,40 @@ func (r *BurstBufferReconciler) keepValidation(ctx context.Context, s *scope) er
 		return err
 	}
 	return r.pruneValidations(ctx)
+}
+
+// documentedChanged names a node whose documented figures (spec.hardware, else its
+// hardware.beeburst.io labels) are not those stage 2 judged its figures by, "" when every
+// node's are: a node relabelled while bb measured. Such a validation is not kept: the record's
+// key would hold the node's new labels (nodeIdentities), its documented figures and its
+// warnings the old ones, and the next burst buffer would publish them as its own.
+func documentedChanged(bb *v1alpha1.BurstBuffer, nodeObj func(string) *corev1.Node) string {
+	same := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	for _, nc := range bb.Status.Limits.Components.Nodes {
+		obj := nodeObj(nc.Name)
+		w, _ := apibridge.DocumentedDevice(bb, obj, true)
+		rd, _ := apibridge.DocumentedDevice(bb, obj, false)
+		link, _ := apibridge.DocumentedLink(bb, obj, nc.Name)
+		for _, c := range []struct {
+			what string
+			fig  *v1alpha1.ComponentFigure
+			now  *int64
+		}{{"device write", nc.DeviceWrite, w}, {"device read", nc.DeviceRead, rd}, {"link", nc.Network, link}} {
+			if c.fig != nil && !same(c.fig.DocumentedBytesPerSecond, c.now) {
+				return fmt.Sprintf("node %s's documented %s is %s now; stage 2 judged it by %s (changed while the burst buffer measured)",
+					nc.Name, c.what, documentedRate(c.now), documentedRate(c.fig.DocumentedBytesPerSecond))
+			}
+		}
+	}
+	return ""
+}
+
+// documentedRate is a documented figure in words: none when nothing documents it.
+func documentedRate(v *int64) string {
+	if v == nil {
+		return "none"
+	}
+	return rate(*v)
 }
 
 // pruneValidations deletes the kept validations that no burst buffer may reuse any more

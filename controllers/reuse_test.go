@@ -201,6 +201,44 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		measuresAgain("fourth", "1", "the new machine's device is probed")
 	})
 
+	It("keeps no validation whose node was relabelled while it measured", func() {
+		bb := quick("moved")
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared("moved")
+		finishPod(ctx, ns, "moved-probe-dev-0", corev1.PodSucceeded, deviceReport(nodes[0], 300e6, 400e6))
+		finishPod(ctx, ns, "moved-probe-dev-1", corev1.PodSucceeded, deviceReport(nodes[1], 300e6, 400e6))
+		finishNetwork(ctx, ns, "moved", nodes, 118e6)
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
+
+		By("node a documented at 250 MB/s once stage 2 judged it by 300 MB/s")
+		Eventually(func() error {
+			var obj corev1.Node
+			if err := k8s.Get(ctx, client.ObjectKey{Name: nodes[0]}, &obj); err != nil {
+				return err
+			}
+			obj.Labels[v1alpha1.LabelDiskWriteBytesPerSecond] = "250M"
+			return k8s.Update(ctx, &obj)
+		}, timeout).Should(Succeed())
+		// Label changes wake no visit, and nothing the test can read says when the manager's
+		// node informer has the new labels: a second is ample for a watch event here.
+		time.Sleep(time.Second)
+		finishPod(ctx, ns, "moved-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
+		finishPod(ctx, ns, "moved-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
+		Expect(get(ctx, bb).Status.Limits.Components.Nodes[0].DeviceWrite.DocumentedBytesPerSecond).To(HaveValue(BeEquivalentTo(300e6)),
+			"stage 2 was judged by the labels it saw")
+
+		By("the next burst buffer on the relabelled nodes measures: no kept validation stands for these labels")
+		next := quick("next")
+		Expect(k8s.Create(ctx, next)).To(Succeed())
+		prepared("next")
+		Eventually(podExists(ctx, ns, "next-probe-nets-0"), timeout).Should(BeTrue(), "the links are measured, not reused")
+		Expect(condition(ctx, next, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
+		for _, b := range []*v1alpha1.BurstBuffer{bb, next} {
+			tearDown(ctx, b)
+		}
+	})
+
 	It("holds a reused validation's capacity to the space free now, as the prepare pods found it", func() {
 		first := measured("first", new(int64(4<<30)))
 		Expect(get(ctx, first).Status.Capacity.String()).To(Equal("8Gi"))
