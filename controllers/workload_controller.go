@@ -138,7 +138,7 @@ func (r *WorkloadReconciler) release(ctx context.Context, bb *v1alpha1.BurstBuff
 		if hosts == nil {
 			hosts = r.hostnames(ctx, bb)
 		}
-		released := workload.Release(pod, hosts)
+		released := workload.Release(pod, hosts, bb.UID)
 		// The optimistic lock makes the merge patch safe: it replaces whole lists (gates,
 		// node selector terms) computed from what we read. A conflict means the pod changed
 		// under us; its update event brings us back with the new version.

@@ -273,6 +273,42 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 		Eventually(gone(ctx, bb), timeout).Should(BeTrue())
 	})
 
+	It("waits at deletion for a pod it released, though the selector was narrowed since", func() {
+		bb := localBB(ns, "narrowed", 2)
+		bb.Spec.Teardown.Policy = v1alpha1.TeardownManual
+		bb.Spec.Workload.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"role": "worker"}}
+		worker := workloadPod(ns, "worker-0", "narrowed", true)
+		worker.Labels["role"] = "worker"
+		Expect(k8s.Create(ctx, worker)).To(Succeed())
+		createReady(ctx, bb)
+		uid := get(ctx, bb).UID
+		Eventually(func() []string { return gates(getPod(ctx, ns, "worker-0")()) }, timeout).Should(BeEmpty())
+		Expect(getPod(ctx, ns, "worker-0")().Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationReleasedBy, string(uid)), "the release says whose")
+		Eventually(func() error {
+			p := getPod(ctx, ns, "worker-0")()
+			p.Status.Phase = corev1.PodRunning
+			return k8s.Status().Update(ctx, p)
+		}, timeout).Should(Succeed())
+
+		By("the selector narrowed to pods it does not match, then the deletion")
+		Eventually(func() error {
+			cur := get(ctx, bb)
+			cur.Spec.Workload.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"role": "launcher"}}
+			return k8s.Update(ctx, cur)
+		}, timeout).Should(Succeed())
+		Eventually(func() map[string]string { return get(ctx, bb).Spec.Workload.Selector.MatchLabels }, timeout).Should(HaveKeyWithValue("role", "launcher"))
+		Expect(k8s.Delete(ctx, bb)).To(Succeed())
+		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(And(
+			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonDeleting), HaveField("Message", ContainSubstring("worker-0"))))
+		Consistently(func() []string { return podsOf(ctx, ns, "narrowed") }, 2*time.Second).ShouldNot(ContainElement(HavePrefix("narrowed-clean")),
+			"nothing is removed under a pod the burst buffer released")
+
+		finishPod(ctx, ns, "worker-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "narrowed-clean-0", corev1.PodSucceeded, "")
+		finishPod(ctx, ns, "narrowed-clean-1", corev1.PodSucceeded, "")
+		Eventually(gone(ctx, bb), timeout).Should(BeTrue())
+	})
+
 	It("holds the gate of a pod still gated at deletion for good, and waits for one the scheduler has not looked at yet", func() {
 		bb := localBB(ns, "del", 2)
 		bb.Spec.Teardown.Policy = v1alpha1.TeardownManual

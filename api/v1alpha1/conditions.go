@@ -17,6 +17,12 @@ const SchedulingGate = "beeburst.io/ready"
 // the pod.
 const AnnotationGateHeld = "beeburst.io/gate-held"
 
+// AnnotationReleasedBy marks a workload pod whose SchedulingGate the burst buffer with the UID
+// it holds lifted. Deletion waits for such a pod whatever spec.workload.selector says by then:
+// a selector narrowed after the release does not make a pod that may write to the burst
+// buffer's directory stop using it.
+const AnnotationReleasedBy = "beeburst.io/released-by"
+
 // Labels.
 const (
 	// LabelBurstBuffer names the burst buffer a workload pod uses (the default workload

@@ -109,6 +109,11 @@ func IsHeld(pod *corev1.Pod, uid types.UID) bool {
 	return uid != "" && pod.Annotations[v1alpha1.AnnotationGateHeld] == string(uid)
 }
 
+// ReleasedBy says whether the burst buffer with uid lifted the pod's gate (Release).
+func ReleasedBy(pod *corev1.Pod, uid types.UID) bool {
+	return uid != "" && pod.Annotations[v1alpha1.AnnotationReleasedBy] == string(uid)
+}
+
 // Hold is pod with its gate held by the deletion of the burst buffer with uid.
 func Hold(pod *corev1.Pod, uid types.UID) *corev1.Pod {
 	out := pod.DeepCopy()
@@ -167,9 +172,10 @@ func Placement(hostnames []string) corev1.NodeSelectorRequirement {
 	return corev1.NodeSelectorRequirement{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: slices.Compact(values)}
 }
 
-// Release returns a copy of a gated pod that may only land on the given hosts and no longer
-// carries the beeburst gate. Both happen in one write, as KEP-3838 advises: once the last gate
-// is gone the scheduler may bind the pod, and the API server refuses to change placement of a
+// Release returns a copy of a gated pod that may only land on the given hosts, no longer
+// carries the beeburst gate, and says which burst buffer (uid) released it
+// (AnnotationReleasedBy). All happen in one write, as KEP-3838 advises: once the last gate is
+// gone the scheduler may bind the pod, and the API server refuses to change placement of a
 // pod without gates.
 //
 // The API server accepts placement changes of a gated pod only when they narrow it: a pod
@@ -178,8 +184,12 @@ func Placement(hostnames []string) corev1.NodeSelectorRequirement {
 // untouched. So the requirement is appended to every term. An empty term matches no node and
 // may not gain requirements; it is left as it is. Other gates stay: another controller may
 // still hold the pod.
-func Release(pod *corev1.Pod, hostnames []string) *corev1.Pod {
+func Release(pod *corev1.Pod, hostnames []string, uid types.UID) *corev1.Pod {
 	out := pod.DeepCopy()
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[v1alpha1.AnnotationReleasedBy] = string(uid)
 	req := Placement(hostnames)
 	if out.Spec.Affinity == nil {
 		out.Spec.Affinity = &corev1.Affinity{}

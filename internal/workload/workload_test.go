@@ -166,7 +166,7 @@ func TestRelease(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &corev1.Pod{Spec: corev1.PodSpec{SchedulingGates: tc.gates, Affinity: tc.affinity}}
 			before := pod.DeepCopy()
-			got := Release(pod, hosts)
+			got := Release(pod, hosts, "uid-1")
 			if !reflect.DeepEqual(pod, before) {
 				t.Errorf("Release changed its input")
 			}
@@ -175,6 +175,9 @@ func TestRelease(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got.Spec.Affinity, tc.wantAffinity) {
 				t.Errorf("affinity =\n%+v\nwant\n%+v", got.Spec.Affinity, tc.wantAffinity)
+			}
+			if !ReleasedBy(got, "uid-1") || ReleasedBy(got, "uid-2") || ReleasedBy(got, "") {
+				t.Errorf("annotations %v: not marked as released by uid-1 alone", got.Annotations)
 			}
 			if IsGated(got) {
 				t.Errorf("still gated")
