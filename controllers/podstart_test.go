@@ -126,6 +126,20 @@ var _ = Describe("Failures in seconds", Ordered, ContinueOnFailure, func() {
 		tearDown(ctx, bb)
 	})
 
+	It("an image pull refused, then let through (the registry's access fixed): the burst buffer goes on", func() {
+		ns := namespaceWithTwoNodes(ctx)
+		bb := localBB(ns, "pullfixed", 1)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		knew := kubeletWaits(ctx, ns, "pullfixed-prep-0", "ErrImagePull", imageNotFound)
+		within("local: agent image refused", bb, v1alpha1.ConditionProvisioned, knew, metav1.ConditionFalse, v1alpha1.ReasonImagePullFailed)
+		Expect(condition(ctx, bb, v1alpha1.ConditionProvisioned)().Message).To(ContainSubstring("the burst buffer goes on if the pull succeeds"))
+		Expect(phase(ctx, bb)()).To(Equal(v1alpha1.PhaseFailed))
+
+		finishPod(ctx, ns, "pullfixed-prep-0", corev1.PodSucceeded, "")
+		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady), "the kubelet's next pull passed: nothing to recreate")
+		tearDown(ctx, bb)
+	})
+
 	It("an image pull in back-off, its cause in the kubelet's events only: ImagePullFailed", func() {
 		ns := namespaceWithTwoNodes(ctx)
 		bb := localBB(ns, "backoff", 1)

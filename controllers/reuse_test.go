@@ -219,14 +219,25 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 			obj.Labels[v1alpha1.LabelDiskWriteBytesPerSecond] = "250M"
 			return k8s.Update(ctx, &obj)
 		}, timeout).Should(Succeed())
-		// Label changes wake no visit, and nothing the test can read says when the manager's
-		// node informer has the new labels: a second is ample for a watch event here.
-		time.Sleep(time.Second)
+		// Label changes wake no visit: the sweep ends once the manager's cache has them.
+		Eventually(func() string {
+			var obj corev1.Node
+			Expect(mgrClient.Get(ctx, client.ObjectKey{Name: nodes[0]}, &obj)).To(Succeed())
+			return obj.Labels[v1alpha1.LabelDiskWriteBytesPerSecond]
+		}, timeout).Should(Equal("250M"))
 		finishPod(ctx, ns, "moved-sweep-0-0", corev1.PodSucceeded, idealReport(nodes[0], 1, 290e6, 390e6))
 		finishPod(ctx, ns, "moved-sweep-0-1", corev1.PodSucceeded, idealReport(nodes[1], 1, 290e6, 390e6))
 		Eventually(phase(ctx, bb), timeout).Should(Equal(v1alpha1.PhaseReady))
 		Expect(get(ctx, bb).Status.Limits.Components.Nodes[0].DeviceWrite.DocumentedBytesPerSecond).To(HaveValue(BeEquivalentTo(300e6)),
 			"stage 2 was judged by the labels it saw")
+		// The visit that ends the validation keeps it, if at all, before it writes Ready.
+		var cms corev1.ConfigMapList
+		Expect(k8s.List(ctx, &cms, client.InNamespace(operatorNamespace))).To(Succeed())
+		for i := range cms.Items {
+			if rec, err := sweepcache.FromConfigMap(&cms.Items[i]); err == nil {
+				Expect(rec.MeasuredBy).NotTo(Equal(ns+"/moved"), "no record is kept of a validation whose node was relabelled")
+			}
+		}
 
 		By("the next burst buffer on the relabelled nodes measures: no kept validation stands for these labels")
 		next := quick("next")

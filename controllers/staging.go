@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -399,9 +398,8 @@ func publishCopy(s *scope, d staging.Direction, st v1alpha1.StageStatus) stageOu
 // stage-out must not copy results still being written. Pods still gated never ran, and their
 // gates are held first (holdGates); without a stage-out to come, neither do pods that no node
 // took or whose image cannot be pulled (workload.InUse): they never touched the files, and
-// would hold the deletion for good. The pods are those the selector matches, and those this
-// burst buffer released (workload.ReleasedBy) though a selector narrowed since no longer
-// matches them. true once none is left.
+// would hold the deletion for good. The pods are the workload's as workload.Counts says:
+// those the selector matches, and those this burst buffer released. true once none is left.
 func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w *teardownWait) (bool, error) {
 	bb := s.bb
 	sel, err := workload.Selector(bb)
@@ -424,7 +422,7 @@ func (r *BurstBufferReconciler) waitForWorkload(ctx context.Context, s *scope, w
 	for i := range pods {
 		p := &pods[i]
 		switch {
-		case !sel.Matches(labels.Set(p.Labels)) && !workload.ReleasedBy(p, bb.UID) || !workload.InUse(p, copying, deletedFor, grace):
+		case !workload.Counts(p, sel, bb.UID) || !workload.InUse(p, copying, deletedFor, grace):
 		case copying || workload.Started(p):
 			ran = append(ran, p)
 		default:

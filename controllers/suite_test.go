@@ -57,6 +57,9 @@ var (
 	scheme     = runtime.NewScheme()
 	stopMgr    context.CancelFunc
 	mgrDone    chan struct{}
+	// mgrClient is the running manager's own client: its reads come from the manager's
+	// cache, so a spec can wait until the manager sees a change that wakes no visit.
+	mgrClient client.Client
 )
 
 func TestControllers(t *testing.T) {
@@ -159,6 +162,7 @@ func startManager() {
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	Expect(err).NotTo(HaveOccurred())
+	mgrClient = mgr.GetClient()
 	Expect((&controllers.BurstBufferReconciler{
 		Client:         mgr.GetClient(),
 		Recorder:       mgr.GetEventRecorder("beeburst"),

@@ -63,9 +63,17 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		// fixed by retrying.
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(bb.Namespace), ofBurstBuffer(bb), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	var labelled corev1.PodList
+	if err := r.List(ctx, &labelled, client.InNamespace(bb.Namespace), ofBurstBuffer(bb)); err != nil {
 		return ctrl.Result{}, err
+	}
+	// The selector's pods, and those it released though a selector narrowed since no longer
+	// matches them (workload.Counts): they may still use its directory.
+	var pods corev1.PodList
+	for i := range labelled.Items {
+		if workload.Counts(&labelled.Items[i], sel, bb.UID) {
+			pods.Items = append(pods.Items, labelled.Items[i])
+		}
 	}
 
 	var errs []error

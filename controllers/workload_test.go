@@ -290,6 +290,8 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 			return k8s.Status().Update(ctx, p)
 		}, timeout).Should(Succeed())
 
+		Eventually(workloadStatus(ctx, bb), timeout).Should(HaveField("RunningPods", BeEquivalentTo(1)))
+
 		By("the selector narrowed to pods it does not match, then the deletion")
 		Eventually(func() error {
 			cur := get(ctx, bb)
@@ -297,6 +299,7 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 			return k8s.Update(ctx, cur)
 		}, timeout).Should(Succeed())
 		Eventually(func() map[string]string { return get(ctx, bb).Spec.Workload.Selector.MatchLabels }, timeout).Should(HaveKeyWithValue("role", "launcher"))
+		Consistently(workloadStatus(ctx, bb), 2*time.Second).Should(HaveField("RunningPods", BeEquivalentTo(1)), "the released pod still counts as running")
 		Expect(k8s.Delete(ctx, bb)).To(Succeed())
 		Eventually(condition(ctx, bb, v1alpha1.ConditionProvisioned), timeout).Should(And(
 			haveStatus(metav1.ConditionFalse, v1alpha1.ReasonDeleting), HaveField("Message", ContainSubstring("worker-0"))))

@@ -114,6 +114,14 @@ func ReleasedBy(pod *corev1.Pod, uid types.UID) bool {
 	return uid != "" && pod.Annotations[v1alpha1.AnnotationReleasedBy] == string(uid)
 }
 
+// Counts says whether a pod labelled for the burst buffer with uid is one of its workload's:
+// the selector (Selector) matches it, or the burst buffer released it (ReleasedBy) - a
+// selector narrowed since does not make a released pod stop using the burst buffer's
+// directory, so its status, its teardown policy and its deletion all go on counting it.
+func Counts(pod *corev1.Pod, sel labels.Selector, uid types.UID) bool {
+	return sel.Matches(labels.Set(pod.Labels)) || ReleasedBy(pod, uid)
+}
+
 // Hold is pod with its gate held by the deletion of the burst buffer with uid.
 func Hold(pod *corev1.Pod, uid types.UID) *corev1.Pod {
 	out := pod.DeepCopy()

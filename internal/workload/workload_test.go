@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/nodetask"
@@ -164,7 +165,8 @@ func TestRelease(t *testing.T) {
 			wantAffinity: required(corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{zone, ours}})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := &corev1.Pod{Spec: corev1.PodSpec{SchedulingGates: tc.gates, Affinity: tc.affinity}}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"a": "b"}},
+				Spec: corev1.PodSpec{SchedulingGates: tc.gates, Affinity: tc.affinity}}
 			before := pod.DeepCopy()
 			got := Release(pod, hosts, "uid-1")
 			if !reflect.DeepEqual(pod, before) {
@@ -176,8 +178,8 @@ func TestRelease(t *testing.T) {
 			if !reflect.DeepEqual(got.Spec.Affinity, tc.wantAffinity) {
 				t.Errorf("affinity =\n%+v\nwant\n%+v", got.Spec.Affinity, tc.wantAffinity)
 			}
-			if !ReleasedBy(got, "uid-1") || ReleasedBy(got, "uid-2") || ReleasedBy(got, "") {
-				t.Errorf("annotations %v: not marked as released by uid-1 alone", got.Annotations)
+			if !ReleasedBy(got, "uid-1") || ReleasedBy(got, "uid-2") || ReleasedBy(got, "") || got.Annotations["a"] != "b" {
+				t.Errorf("annotations %v: not marked as released by uid-1 alone, the pod's own kept", got.Annotations)
 			}
 			if IsGated(got) {
 				t.Errorf("still gated")
@@ -211,6 +213,38 @@ func TestSelector(t *testing.T) {
 			}
 			if got := sel.Matches(labels.Set(tc.labels)); got != tc.want {
 				t.Errorf("%s matches %v = %v, want %v", sel, tc.labels, got, tc.want)
+			}
+		})
+	}
+}
+
+// A pod counts for the burst buffer whose selector matches it, or which released it: a selector
+// narrowed since, or a burst buffer of the same name created again, changes neither.
+func TestCounts(t *testing.T) {
+	narrowed := bbWith(nil)
+	narrowed.Spec.Workload.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"role": "launcher"}}
+	sel, err := Selector(narrowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := func(role string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: role, Labels: map[string]string{v1alpha1.LabelBurstBuffer: "scratch", "role": role}}}
+	}
+	released := Release(pod("worker"), []string{"n1"}, "uid-1")
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		uid  types.UID
+		want bool
+	}{
+		{"matched by the selector", pod("launcher"), "uid-1", true},
+		{"neither matched nor released", pod("worker"), "uid-1", false},
+		{"released by it, not matched any more", released, "uid-1", true},
+		{"released by a burst buffer of that name deleted before", released, "uid-2", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Counts(tc.pod, sel, tc.uid); got != tc.want {
+				t.Errorf("Counts = %v, want %v", got, tc.want)
 			}
 		})
 	}
