@@ -155,6 +155,13 @@ func (r *WorkloadReconciler) release(ctx context.Context, bb *v1alpha1.BurstBuff
 		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 			continue
 		case err != nil:
+			if (apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)) && r.Recorder != nil {
+				// An admission policy on pods, say: retrying the same patch cannot pass, and
+				// the pod would wait at the gate with nothing but the manager's log saying why.
+				r.Recorder.Eventf(pod, bb, corev1.EventTypeWarning, "ReleaseRefused", "Release",
+					"burst buffer %s is Ready, but the API server refused to lift this pod's scheduling gate %s (with its placement on the burst buffer's nodes and annotation %s): %v",
+					bb.Name, v1alpha1.SchedulingGate, v1alpha1.AnnotationReleasedBy, err)
+			}
 			errs = append(errs, err)
 			continue
 		}

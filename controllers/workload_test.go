@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -310,6 +311,61 @@ var _ = Describe("Workload pods of a burst buffer", func() {
 		finishPod(ctx, ns, "narrowed-clean-0", corev1.PodSucceeded, "")
 		finishPod(ctx, ns, "narrowed-clean-1", corev1.PodSucceeded, "")
 		Eventually(gone(ctx, bb), timeout).Should(BeTrue())
+	})
+
+	It("says on the pod when an admission policy refuses to lift its gate, and lifts it once the policy lets it", func() {
+		// A site's policy on pods, in this namespace only: no beeburst annotation on an update.
+		policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: ns + "-no-release"},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+				FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+				MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+						Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+					},
+				}}},
+				Validations: []admissionregistrationv1.Validation{{
+					Expression: `!has(object.metadata.annotations) || !('` + v1alpha1.AnnotationReleasedBy + `' in object.metadata.annotations)`,
+					Message:    "site policy: no beeburst annotations on pods",
+				}},
+			},
+		}
+		binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: ns + "-no-release"},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+				PolicyName: policy.Name, ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+				MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+					MatchLabels: map[string]string{corev1.LabelMetadataName: ns}}},
+			},
+		}
+		Expect(k8s.Create(ctx, policy)).To(Succeed())
+		Expect(k8s.Create(ctx, binding)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, binding))).To(Succeed())
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, policy))).To(Succeed())
+		})
+		// The API server enforces a policy once it has loaded it: a probe update is refused.
+		probe := workloadPod(ns, "probe", "", false)
+		Expect(k8s.Create(ctx, probe)).To(Succeed())
+		Eventually(func() error {
+			p := getPod(ctx, ns, "probe")()
+			p.Annotations = map[string]string{v1alpha1.AnnotationReleasedBy: "x"}
+			return k8s.Update(ctx, p)
+		}, timeout).Should(MatchError(ContainSubstring("site policy")))
+
+		bb := localBB(ns, "refused", 2)
+		bb.Spec.Teardown.Policy = v1alpha1.TeardownManual
+		Expect(k8s.Create(ctx, workloadPod(ns, "job-0", "refused", true))).To(Succeed())
+		createReady(ctx, bb)
+		Eventually(warningEvents(ctx, ns, "job-0", "ReleaseRefused"), timeout).Should(ContainElement(And(
+			ContainSubstring("refused to lift this pod's scheduling gate"), ContainSubstring("site policy: no beeburst annotations on pods"))))
+		Expect(gates(getPod(ctx, ns, "job-0")())).To(Equal([]string{v1alpha1.SchedulingGate}))
+
+		By("the policy lifted: the gate is too")
+		Expect(k8s.Delete(ctx, binding)).To(Succeed())
+		Eventually(func() []string { return gates(getPod(ctx, ns, "job-0")()) }, timeout).Should(BeEmpty())
+		tearDown(ctx, bb)
 	})
 
 	It("holds the gate of a pod still gated at deletion for good, and waits for one the scheduler has not looked at yet", func() {
