@@ -71,6 +71,27 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		Expect(condition(ctx, bb, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
 		tearDown(ctx, bb)
 	}
+	// measuresLinks creates a quick burst buffer whose links are measured (its device figures
+	// may come from the nodes' cache): no kept validation stands for it.
+	measuresLinks := func(name, why string) {
+		bb := quick(name)
+		Expect(k8s.Create(ctx, bb)).To(Succeed())
+		prepared(name)
+		Eventually(podExists(ctx, ns, name+"-probe-nets-0"), timeout).Should(BeTrue(), "%s", why)
+		Expect(condition(ctx, bb, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
+		tearDown(ctx, bb)
+	}
+	// relabel documents node a's device write at v.
+	relabel := func(v string) {
+		Eventually(func() error {
+			var obj corev1.Node
+			if err := k8s.Get(ctx, client.ObjectKey{Name: nodes[0]}, &obj); err != nil {
+				return err
+			}
+			obj.Labels[v1alpha1.LabelDiskWriteBytesPerSecond] = v
+			return k8s.Update(ctx, &obj)
+		}, timeout).Should(Succeed())
+	}
 	BeforeEach(func() {
 		ctx = context.Background()
 		ns = newNamespace(ctx)
@@ -157,23 +178,8 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		setDoubted("")
 
 		By("a node relabelled with other documented figures: the kept validation, judged by the old ones, is not reused")
-		relabel := func(v string) {
-			Eventually(func() error {
-				var obj corev1.Node
-				if err := k8s.Get(ctx, client.ObjectKey{Name: nodes[0]}, &obj); err != nil {
-					return err
-				}
-				obj.Labels[v1alpha1.LabelDiskWriteBytesPerSecond] = v
-				return k8s.Update(ctx, &obj)
-			}, timeout).Should(Succeed())
-		}
 		relabel("250M")
-		relabelled := quick("relabelled")
-		Expect(k8s.Create(ctx, relabelled)).To(Succeed())
-		prepared("relabelled")
-		Eventually(podExists(ctx, ns, "relabelled-probe-nets-0"), timeout).Should(BeTrue(), "the links are measured: no kept validation stands for these labels")
-		Expect(condition(ctx, relabelled, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
-		tearDown(ctx, relabelled)
+		measuresLinks("relabelled", "the links are measured: no kept validation stands for these labels")
 		relabel("300M")
 
 		By("validation.reuseSweep false measures again")
@@ -211,14 +217,7 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonMeasured))
 
 		By("node a documented at 250 MB/s once stage 2 judged it by 300 MB/s")
-		Eventually(func() error {
-			var obj corev1.Node
-			if err := k8s.Get(ctx, client.ObjectKey{Name: nodes[0]}, &obj); err != nil {
-				return err
-			}
-			obj.Labels[v1alpha1.LabelDiskWriteBytesPerSecond] = "250M"
-			return k8s.Update(ctx, &obj)
-		}, timeout).Should(Succeed())
+		relabel("250M")
 		// Label changes wake no visit: the sweep ends once the manager's cache has them.
 		Eventually(func() string {
 			var obj corev1.Node
@@ -240,14 +239,8 @@ var _ = Describe("A validation reused by the next burst buffer built the same wa
 		}
 
 		By("the next burst buffer on the relabelled nodes measures: no kept validation stands for these labels")
-		next := quick("next")
-		Expect(k8s.Create(ctx, next)).To(Succeed())
-		prepared("next")
-		Eventually(podExists(ctx, ns, "next-probe-nets-0"), timeout).Should(BeTrue(), "the links are measured, not reused")
-		Expect(condition(ctx, next, v1alpha1.ConditionValidated)().Reason).NotTo(Equal(v1alpha1.ReasonReused))
-		for _, b := range []*v1alpha1.BurstBuffer{bb, next} {
-			tearDown(ctx, b)
-		}
+		measuresLinks("next", "the links are measured, not reused")
+		tearDown(ctx, bb)
 	})
 
 	It("holds a reused validation's capacity to the space free now, as the prepare pods found it", func() {
