@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 	"github.com/beeburst/beeburst/internal/apibridge"
@@ -49,7 +50,10 @@ func TestDocumentedChanged(t *testing.T) {
 		now   map[string]*corev1.Node
 		spec  bool // spec.hardware documents the devices
 		links bool
-		want  string // a part of the reason; "" for none
+		// discovered: the device probe found each node's interface speed (status.nodes), which
+		// documents a link no label names.
+		discovered bool
+		want       string // a part of the reason; "" for none
 	}{
 		{name: "nothing changed", now: then, links: true},
 		{name: "a device relabelled", now: map[string]*corev1.Node{"a": then["a"], "b": node("b", labels("250M", "10G"))}, links: true,
@@ -62,6 +66,10 @@ func TestDocumentedChanged(t *testing.T) {
 		{name: "the spec documents the devices: their labels do not count", spec: true, links: true,
 			now: map[string]*corev1.Node{"a": then["a"], "b": node("b", labels("250M", "10G"))}},
 		{name: "a node gone from the cache", now: map[string]*corev1.Node{"a": then["a"]}, links: true, want: "node b's documented device write is none now"},
+		{name: "links documented by the speed the probe discovered, unchanged", links: true, discovered: true,
+			now: map[string]*corev1.Node{"a": node("a", labels("300M", "")), "b": node("b", labels("300M", ""))}},
+		{name: "a link label put over the discovered speed", links: true, discovered: true,
+			now: map[string]*corev1.Node{"a": node("a", labels("300M", "25G")), "b": node("b", labels("300M", ""))}, want: "node a's documented link"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bb := &v1alpha1.BurstBuffer{}
@@ -69,7 +77,18 @@ func TestDocumentedChanged(t *testing.T) {
 				q := resource.MustParse("1G")
 				bb.Spec.Hardware = &v1alpha1.HardwareSpec{Devices: &v1alpha1.DevicesHardware{WriteBytesPerSecond: &q, ReadBytesPerSecond: &q}}
 			}
-			published(bb, then, tc.links)
+			before := then
+			if tc.discovered {
+				for _, name := range []string{"a", "b"} {
+					bb.Status.Nodes = append(bb.Status.Nodes, v1alpha1.NodeStatus{Name: name,
+						Hardware: &v1alpha1.NodeHardware{InterfaceBitsPerSecond: ptr.To(resource.MustParse("10G"))}})
+				}
+				before = map[string]*corev1.Node{"a": node("a", labels("300M", "")), "b": node("b", labels("300M", ""))}
+			}
+			published(bb, before, tc.links)
+			if tc.links && bb.Status.Limits.Components.Nodes[0].Network.DocumentedBytesPerSecond == nil {
+				t.Fatal("stage 2 published no documented link: nothing to compare")
+			}
 			got := documentedChanged(bb, func(name string) *corev1.Node { return tc.now[name] })
 			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 				t.Errorf("documentedChanged = %q, want %q", got, tc.want)
