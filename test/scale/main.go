@@ -26,6 +26,8 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "github.com/beeburst/beeburst/api/v1alpha1"
 )
 
 var logger logr.Logger
@@ -56,9 +58,16 @@ func main() {
 	flag.StringVar(&outDir, "out", "docs/bench", "directory of the report file ('' for none)")
 	flag.StringVar(&label, "label", "", "what the run compares, e.g. the manager's version: in the report's header and its file name")
 	flag.BoolVar(&o.keep, "keep", false, "keep each run's directory (audit log, manager log)")
+	validation := flag.String("validation", string(v1alpha1.ProfileQuick), "the burst buffers' validation profile: quick, standard, or none (stage 1 only: the prepare pods alone)")
 	flag.StringVar(&o.profileDir, "profile", "", "directory for the CPU profiles of the manager and of kube-apiserver (the arrivals and a minute after) and the manager's heap profile (at all Ready)")
 	flag.Parse()
 	o.seed = uint64(seed)
+	switch o.validation = v1alpha1.ValidationProfile(*validation); o.validation {
+	case v1alpha1.ProfileNone, v1alpha1.ProfileQuick, v1alpha1.ProfileStandard:
+	default:
+		fmt.Fprintf(os.Stderr, "bench-scale: -validation: %q is not none, quick or standard\n", *validation)
+		os.Exit(2)
+	}
 	logger = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})
 	ctrllog.SetLogger(logr.Discard())
 	klog.SetLogger(logr.Discard())

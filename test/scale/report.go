@@ -19,8 +19,8 @@ func header(o options, host string, now time.Time) string {
 	fmt.Fprintf(&b, "control plane: envtest's kube-apiserver and etcd (%s); the manager as its service account (token; RBAC and API Priority and Fairness as deployed), its requests from the API server's audit log\n", o.kubeBin)
 	fmt.Fprintf(&b, "manager: %s (cmd/manager) in its own process, with the operator's RBAC (config/rbac); memory and CPU from /proc; reconciles from its metrics endpoint\n", o.manager)
 	fmt.Fprintf(&b, "kubelet: test/scale/kubelet, simulated: no containers; pending, running, the exit with the agent's report from a per-node model, the phase; the quick profile's chain honoured; real time\n")
-	fmt.Fprintf(&b, "load: engine local, profile quick, %d-%d nodes each (uniform; the least used nodes, as a scheduler's allocation), %g per second, %.0f%% deleted 2-12 s after creation;\n",
-		o.minNodes, o.maxNodes, o.rate, 100*o.deleteShare)
+	fmt.Fprintf(&b, "load: engine local, profile %s, %d-%d nodes each (uniform; the least used nodes, as a scheduler's allocation), %g per second, %.0f%% deleted 2-12 s after creation;\n",
+		o.validation, o.minNodes, o.maxNodes, o.rate, 100*o.deleteShare)
 	fmt.Fprintf(&b, "      once all are Ready, idle (%s, measured from 10 s after the last Ready), then all deleted at %g per second.\n", o.idle, o.rate)
 	fmt.Fprintf(&b, "      The control plane, the kubelet and the manager share the machine's CPUs with whatever else runs there (its load is in the table).\n")
 	return b.String()

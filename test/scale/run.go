@@ -53,6 +53,8 @@ type options struct {
 	speed                  float64
 	keep                   bool
 	profileDir             string
+	// validation is the burst buffers' validation profile.
+	validation v1alpha1.ValidationProfile
 }
 
 // result is what one size measured.
@@ -208,7 +210,7 @@ func runSize(ctx context.Context, o options, sz size, logf func(string, ...any))
 		chosen := leastLoaded(load, n, rng)
 		key := types.NamespacedName{Namespace: benchNamespace, Name: fmt.Sprintf("bb-%04d", i)}
 		obs.created(key, time.Now())
-		if err := c.Create(ctx, burstBuffer(key, nodeNames(nodes, chosen))); err != nil {
+		if err := c.Create(ctx, burstBuffer(key, nodeNames(nodes, chosen), o.validation)); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", key, err)
 		}
 		holding[key] = chosen
@@ -363,8 +365,8 @@ func deleteBB(ctx context.Context, c client.Client, key types.NamespacedName) er
 }
 
 // burstBuffer is a job's burst buffer: the local engine on the nodes its job got (a selector
-// on their host names, as a batch scheduler's allocation), measured with the quick profile.
-func burstBuffer(key types.NamespacedName, nodes []string) *v1alpha1.BurstBuffer {
+// on their host names, as a batch scheduler's allocation), measured with profile.
+func burstBuffer(key types.NamespacedName, nodes []string, profile v1alpha1.ValidationProfile) *v1alpha1.BurstBuffer {
 	return &v1alpha1.BurstBuffer{
 		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
 		Spec: v1alpha1.BurstBufferSpec{
@@ -373,7 +375,7 @@ func burstBuffer(key types.NamespacedName, nodes []string) *v1alpha1.BurstBuffer
 				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: corev1.LabelHostname, Operator: metav1.LabelSelectorOpIn, Values: nodes}},
 			}},
 			Storage:    v1alpha1.StorageSpec{Path: "/mnt/nvme"},
-			Validation: v1alpha1.ValidationSpec{Profile: v1alpha1.ProfileQuick},
+			Validation: v1alpha1.ValidationSpec{Profile: profile},
 		},
 	}
 }
