@@ -54,7 +54,7 @@ func TestEveryReasonIsInTheTroubleshootingDoc(t *testing.T) {
 
 	// Rows that are neither a declared reason nor a warning must be the events the
 	// operator records without a condition (the last table of the page).
-	events := map[string]bool{"BurstBufferReady": true, "TeardownStarted": true, "NothingToRemove": true, "DataLeftOnNode": true}
+	events := map[string]bool{"BurstBufferReady": true, "ReleaseRefused": true, "TeardownStarted": true, "NothingToRemove": true, "DataLeftOnNode": true}
 	var stale []string
 	for r := range rows {
 		if !declared[r] && !events[r] {
