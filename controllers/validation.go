@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -232,6 +234,15 @@ func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
 	if s.sweepSummary != "" {
 		msg += "; " + s.sweepSummary
 	}
+	if conditionReason(bb, v1alpha1.ConditionComponentsMeasured) == v1alpha1.ReasonRemeasuring {
+		pods, err := r.taskPods(ctx, bb)
+		if err != nil {
+			return err
+		}
+		if what := unsettleSecondRound(bb.Status.Limits.Components, pods.Items); what != "" {
+			msg += fmt.Sprintf("; the %s' second round was stopped before it ended: their first round's figures stand", what)
+		}
+	}
 	if !conditionIs(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue) && !conditionFailed(bb, v1alpha1.ConditionComponentsMeasured) {
 		conditions.Set(bb, v1alpha1.ConditionComponentsMeasured, metav1.ConditionTrue, v1alpha1.ReasonCutShort, msg)
 	}
@@ -248,6 +259,34 @@ func (r *BurstBufferReconciler) cutShort(ctx context.Context, s *scope) error {
 		sw.CutShort = int(sw.Points) < len(points)
 	}
 	return r.endValidation(ctx, s)
+}
+
+// unsettleSecondRound takes back the round a second look of stage 2 raised (componentSecondLook)
+// when the budget stops that round before it published (ComponentsMeasured still
+// Remeasuring): the figures in the status are the first round's, and deviceProbeRound or
+// networkProbeRound 2 would tell the status's readers and `kubectl beeburst limits` that the
+// component was measured twice. The round in flight is the one whose second-round pods (-r2,
+// roundPod) have not all ended; the other component's round, if raised, published before.
+// It returns which component it took back ("devices", "links"), "" for none.
+func unsettleSecondRound(comp *v1alpha1.ComponentLimits, pods []corev1.Pod) string {
+	if comp == nil {
+		return ""
+	}
+	running := func(components ...string) bool {
+		return slices.ContainsFunc(pods, func(p corev1.Pod) bool {
+			st, _ := nodetask.StateOf(&p)
+			return slices.Contains(components, p.Labels[nodetask.LabelComponent]) && strings.HasSuffix(p.Name, "-r2") && st == nodetask.Running
+		})
+	}
+	switch {
+	case comp.DeviceProbeRound > 1 && running(nodetask.ComponentProbeDevice):
+		comp.DeviceProbeRound = 0
+		return "devices"
+	case comp.NetworkProbeRound > 1 && running(nodetask.ComponentProbeNetServer, nodetask.ComponentProbeNetClient):
+		comp.NetworkProbeRound = 0
+		return "links"
+	}
+	return ""
 }
 
 // endValidation records that stages 2-4 ended before all of them measured (a budget cut or

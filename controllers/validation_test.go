@@ -423,6 +423,27 @@ var _ = Describe("Stages 2-4: the validation profiles", func() {
 		Expect(k8s.Get(ctx, podKey(ctx, ns, "latecache-probe-dev-0-r2"), &corev1.Pod{})).NotTo(Succeed(), "no second round past the budget")
 	})
 
+	It("past the time budget stops the devices' second round and does not say they were measured twice", func() {
+		bb := onePointProbed("cutdev", 300e6)
+		finishPod(ctx, ns, "cutdev-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 2e9, 395e6))
+		finishPod(ctx, ns, "cutdev-sweep-0-1", corev1.PodSucceeded, idealReport(ns+"-b", 1, 2e9, 395e6))
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), timeout).Should(haveStatus(metav1.ConditionFalse, v1alpha1.ReasonRemeasuring))
+		Eventually(podExists(ctx, ns, "cutdev-probe-dev-1-r2"), timeout).Should(BeTrue())
+		// One node's second round ended, the other's still runs when the budget runs out.
+		finishPod(ctx, ns, "cutdev-probe-dev-0-r2", corev1.PodSucceeded, deviceReport(ns+"-a", 301e6, 400e6))
+		whileManagerDown(func() { budgetRanOut(ctx, bb, 11*time.Minute) })
+
+		Eventually(condition(ctx, bb, v1alpha1.ConditionComponentsMeasured), 2*timeout).Should(And(haveStatus(metav1.ConditionTrue, v1alpha1.ReasonCutShort),
+			HaveField("Message", ContainSubstring("the devices' second round was stopped before it ended: their first round's figures stand"))))
+		cur := get(ctx, bb)
+		Expect(cur.Status.Limits.Components.DeviceProbeRound).To(BeZero(), "one round published: not measured twice")
+		for _, n := range cur.Status.Limits.Components.Nodes {
+			Expect(n.DeviceWrite.FirstRoundBytesPerSecond).To(BeNil(), "%s: no second round's figure beside the first", n.Name)
+		}
+		Expect(sweepcache.Keepable(cur)).NotTo(BeEmpty(), "an unsettled validation is not kept for reuse")
+		stopped(ctx, ns, "cutdev", "cutdev-probe-dev-1-r2")
+	})
+
 	It("past the time budget stops the best point's second round, says it was not measured a second time, and cuts validation short", func() {
 		bb := onePointProbed("lowlate", 300e6)
 		finishPod(ctx, ns, "lowlate-sweep-0-0", corev1.PodSucceeded, idealReport(ns+"-a", 1, 230e6, 395e6))
