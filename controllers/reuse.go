@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -151,7 +152,6 @@ func (r *BurstBufferReconciler) keepValidation(ctx context.Context, s *scope) er
 // key would hold the node's new labels (nodeIdentities), its documented figures and its
 // warnings the old ones, and the next burst buffer would publish them as its own.
 func documentedChanged(bb *v1alpha1.BurstBuffer, nodeObj func(string) *corev1.Node) string {
-	same := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	for _, nc := range bb.Status.Limits.Components.Nodes {
 		obj := nodeObj(nc.Name)
 		w, _ := apibridge.DocumentedDevice(bb, obj, true)
@@ -162,7 +162,7 @@ func documentedChanged(bb *v1alpha1.BurstBuffer, nodeObj func(string) *corev1.No
 			fig  *v1alpha1.ComponentFigure
 			now  *int64
 		}{{"device write", nc.DeviceWrite, w}, {"device read", nc.DeviceRead, rd}, {"link", nc.Network, link}} {
-			if c.fig != nil && !same(c.fig.DocumentedBytesPerSecond, c.now) {
+			if c.fig != nil && !ptr.Equal(c.fig.DocumentedBytesPerSecond, c.now) {
 				return fmt.Sprintf("node %s's documented %s is %s now; stage 2 judged it by %s (changed while the burst buffer measured)",
 					nc.Name, c.what, documentedRate(c.now), documentedRate(c.fig.DocumentedBytesPerSecond))
 			}
